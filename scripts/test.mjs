@@ -1,0 +1,54 @@
+// The whole check, as the README's test command runs it: type-check, lint, build (or
+// reuse) the real control-plane binaries, run unit + integration tests, then prove no
+// etcd/kube-apiserver outlived the tests.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const started = Date.now();
+const major = Number(process.versions.node.split('.')[0]);
+if (major !== 24) {
+  console.error(`Node ${process.versions.node} is running this script; the project pins Node 24 (run it through npm so node_modules/.bin/node is used).`);
+  process.exit(1);
+}
+
+function step(title, command, args, env = process.env) {
+  console.log(`\n=== ${title}`);
+  const res = spawnSync(command, args, { stdio: 'inherit', env });
+  if (res.status !== 0) {
+    console.error(`=== ${title} failed (exit ${res.status ?? res.signal})`);
+    process.exit(res.status ?? 1);
+  }
+}
+
+step('type-check', 'tsc', ['-p', 'tsconfig.json', '--noEmit']);
+step('lint', 'eslint', ['.']);
+
+console.log('\n=== k8s binaries (built from Go modules on first use, then cached)');
+const binsDir = process.env.K8S_BINS_DIR ||
+  execFileSync('bash', ['test/k8s-bins/build-k8s-bins.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+console.log(`using ${binsDir}`);
+
+const files = (dir) => readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join(dir, f));
+const extra = process.argv.slice(2);
+const selected = extra.length > 0 ? extra : [...files('test/unit'), ...files('test/integration')];
+// One file at a time: integration files each run real control planes, and 2 cores are all we have.
+const res = spawnSync('node', ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...selected],
+  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir } });
+
+const root = path.join(os.tmpdir(), 'csa-harness') + '/';
+const leftovers = [];
+for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    if (cmdline.includes(root)) leftovers.push(`${pid} ${cmdline.slice(0, 160)}`);
+  } catch { /* exited meanwhile */ }
+}
+if (leftovers.length > 0) {
+  console.error(`\n=== ${leftovers.length} harness process(es) outlived the tests:\n${leftovers.join('\n')}`);
+  for (const line of leftovers) { try { process.kill(Number(line.split(' ')[0]), 'SIGKILL'); } catch { /* gone */ } }
+  process.exit(1);
+}
+console.log(`\n=== no harness process left behind; total ${Math.round((Date.now() - started) / 1000)} s`);
+process.exit(res.status ?? 1);

@@ -1,0 +1,218 @@
+// A real control plane for integration tests: one etcd and one kube-apiserver on free
+// loopback ports, with RBAC on and ServiceAccount token issuing on (TokenRequest works).
+// There is no controller-manager, scheduler or kubelet: see the README's "Testing" notes.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { k8sBins } from './bins.js';
+import { HARNESS_ROOT, type ManagedProcess, startProcess, tail } from './processes.js';
+import { waitFor } from './wait.js';
+
+export interface ControlPlaneOptions {
+  /** Write an audit log (every request, metadata level) to `<dir>/audit.log`. */
+  readonly auditLog?: boolean;
+  /** Seconds to wait for /readyz; kube-apiserver bootstrap is slow on 2 busy cores. */
+  readonly startTimeoutSeconds?: number;
+}
+
+export interface ControlPlane {
+  readonly name: string;
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** PEM of the CA that signed the serving certificate (what a client must trust). */
+  readonly caPem: string;
+  readonly caFile: string;
+  /** Admin (system:masters) kubeconfig file, usable by kubectl and helm. */
+  readonly kubeconfigPath: string;
+  readonly dir: string;
+  readonly auditLogPath: string | undefined;
+  /** A fresh admin KubeConfig for @kubernetes/client-node. */
+  adminConfig(): KubeConfig;
+  /** Stops only kube-apiserver (etcd keeps the data); startApiserver() brings it back on the same port. */
+  stopApiserver(): Promise<void>;
+  startApiserver(): Promise<void>;
+  /** The last lines of the apiserver and etcd logs, for failure reports. */
+  logs(lines?: number): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+function openssl(cwd: string, args: string[]): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** CA, serving certificate for 127.0.0.1/localhost, admin client certificate, SA signing key. */
+function generatePki(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const ec = (out: string) => { openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', out]); };
+  ec('ca.key');
+  openssl(dir, ['req', '-x509', '-new', '-key', 'ca.key', '-sha256', '-days', '7', '-subj', '/O=test/CN=test-ca',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature', '-out', 'ca.crt']);
+  writeFileSync(path.join(dir, 'serving.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' +
+    'extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\n');
+  writeFileSync(path.join(dir, 'client.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  ec('apiserver.key');
+  openssl(dir, ['req', '-new', '-key', 'apiserver.key', '-subj', '/CN=kube-apiserver', '-out', 'apiserver.csr']);
+  openssl(dir, ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '7', '-sha256',
+    '-extfile', 'serving.ext', '-out', 'apiserver.crt']);
+  ec('admin.key');
+  openssl(dir, ['req', '-new', '-key', 'admin.key', '-subj', '/O=system:masters/CN=test-admin', '-out', 'admin.csr']);
+  openssl(dir, ['x509', '-req', '-in', 'admin.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '7', '-sha256',
+    '-extfile', 'client.ext', '-out', 'admin.crt']);
+  ec('sa.key');
+  // kube-apiserver cannot read a public key out of a PKCS#8 private key file.
+  openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+}
+
+function httpsGet(url: string, pki: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = https.get(url, {
+      ca: readFileSync(path.join(pki, 'ca.crt')),
+      cert: readFileSync(path.join(pki, 'admin.crt')),
+      key: readFileSync(path.join(pki, 'admin.key')),
+      timeout: 5_000,
+    }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => { resolve(0); });
+    req.on('timeout', () => { req.destroy(); resolve(0); });
+  });
+}
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`;
+
+export async function startControlPlane(name: string, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const bins = k8sBins();
+  const dir = path.join(HARNESS_ROOT, `${name}-${String(process.pid)}-${randomBytes(4).toString('hex')}`);
+  const pki = path.join(dir, 'pki');
+  mkdirSync(dir, { recursive: true });
+  generatePki(pki);
+  const startTimeoutMs = (options.startTimeoutSeconds ?? 120) * 1000;
+
+  const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${String(etcdClientPort)}`;
+  const etcd = startProcess(`etcd-${name}`, bins.etcd, [
+    `--name=${name}`, `--data-dir=${path.join(dir, 'etcd-data')}`,
+    `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://127.0.0.1:${String(etcdPeerPort)}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${String(etcdPeerPort)}`,
+    `--initial-cluster=${name}=http://127.0.0.1:${String(etcdPeerPort)}`,
+    '--unsafe-no-fsync=true', '--log-level=warn',
+  ], path.join(dir, 'etcd.log'));
+
+  const server = `https://127.0.0.1:${String(apiPort)}`;
+  const auditLogPath = options.auditLog === true ? path.join(dir, 'audit.log') : undefined;
+  if (auditLogPath) writeFileSync(path.join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
+  const apiserverArgs = [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${String(apiPort)}`,
+    `--cert-dir=${pki}`, `--tls-cert-file=${path.join(pki, 'apiserver.crt')}`, `--tls-private-key-file=${path.join(pki, 'apiserver.key')}`,
+    `--client-ca-file=${path.join(pki, 'ca.crt')}`,
+    '--authorization-mode=RBAC',
+    `--service-account-issuer=${server}`,
+    `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
+    `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+    // No controller-manager, so no "default" ServiceAccount would ever exist for pods.
+    '--disable-admission-plugins=ServiceAccount',
+    '--endpoint-reconciler-type=none',
+    ...(auditLogPath ? [`--audit-policy-file=${path.join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json'] : []),
+  ];
+  let apiserver: ManagedProcess | undefined;
+  const apiserverLog = path.join(dir, 'apiserver.log');
+
+  const logs = (lines = 60) => `--- ${name} kube-apiserver (${apiserverLog}) ---\n${tail(apiserverLog, lines)}\n` +
+    `--- ${name} etcd ---\n${tail(path.join(dir, 'etcd.log'), Math.min(lines, 20))}`;
+
+  const startApiserver = async () => {
+    apiserver = startProcess(`kube-apiserver-${name}`, bins.kubeApiserver, apiserverArgs, apiserverLog);
+    const proc = apiserver;
+    try {
+      await waitFor(`kube-apiserver ${name} /readyz`, async () => {
+        if (!proc.isRunning()) throw new Error(`kube-apiserver ${name} exited early`);
+        return (await httpsGet(`${server}/readyz`, pki)) === 200;
+      }, { timeoutMs: startTimeoutMs, intervalMs: 250 });
+      await waitFor(`namespace default on ${name}`, async () => (await httpsGet(`${server}/api/v1/namespaces/default`, pki)) === 200,
+        { timeoutMs: 30_000, intervalMs: 250 });
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${logs(80)}`);
+    }
+  };
+
+  try {
+    await waitFor(`etcd ${name} /health`, async () => {
+      if (!etcd.isRunning()) throw new Error(`etcd ${name} exited early`);
+      return fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false);
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await startApiserver();
+  } catch (err) {
+    await apiserver?.stop();
+    await etcd.stop();
+    throw err;
+  }
+
+  const kubeconfigPath = path.join(dir, 'kubeconfig');
+  writeFileSync(kubeconfigPath, `apiVersion: v1
+kind: Config
+clusters:
+- name: ${name}
+  cluster:
+    server: ${server}
+    certificate-authority: ${path.join(pki, 'ca.crt')}
+users:
+- name: ${name}-admin
+  user:
+    client-certificate: ${path.join(pki, 'admin.crt')}
+    client-key: ${path.join(pki, 'admin.key')}
+contexts:
+- name: ${name}
+  context: {cluster: ${name}, user: ${name}-admin}
+current-context: ${name}
+`);
+
+  let stopped = false;
+  return {
+    name,
+    server,
+    caPem: readFileSync(path.join(pki, 'ca.crt'), 'utf8'),
+    caFile: path.join(pki, 'ca.crt'),
+    kubeconfigPath,
+    dir,
+    auditLogPath,
+    adminConfig() {
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfigPath);
+      return kc;
+    },
+    async stopApiserver() {
+      await apiserver?.stop();
+    },
+    startApiserver,
+    logs,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await apiserver?.stop();
+      await etcd.stop();
+      if (process.env['CSA_KEEP_HARNESS'] !== '1') rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
