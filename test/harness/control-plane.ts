@@ -153,7 +153,7 @@ export async function startControlPlane(name: string, options: ControlPlaneOptio
       await waitFor(`namespace default on ${name}`, async () => (await httpsGet(`${server}/api/v1/namespaces/default`, pki)) === 200,
         { timeoutMs: 30_000, intervalMs: 250 });
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n${logs(80)}`);
+      throw new Error(`${(err as Error).message}\n${logs(80)}`, { cause: err });
     }
   };
 

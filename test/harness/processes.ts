@@ -36,15 +36,15 @@ process.on('exit', () => {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
     for (const child of live) killGroup(child, 'SIGKILL');
-    process.exit(128 + (os.constants.signals[signal] ?? 0));
+    process.exit(128 + os.constants.signals[signal]);
   });
 }
 
 export function startProcess(name: string, command: string, args: readonly string[], logFile: string): ManagedProcess {
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.pipe(log, { end: false });
-  child.stderr?.pipe(log, { end: false });
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
   live.add(child);
   const exited = (async () => {
     const [code] = (await once(child, 'exit')) as [number | null];

@@ -25,8 +25,8 @@ export async function waitFor<T>(description: string, check: () => Promise<T | f
       if (err instanceof Error && /exited early/.test(err.message)) throw err;
     }
     if (Date.now() >= deadline) {
-      const detail = last instanceof Error ? last.message : JSON.stringify(last);
-      throw new Error(`timed out after ${String(options.timeoutMs)} ms waiting for ${description} (last: ${detail ?? 'undefined'})`);
+      const detail = last instanceof Error ? last.message : (JSON.stringify(last) as string | undefined) ?? 'undefined';
+      throw new Error(`timed out after ${String(options.timeoutMs)} ms waiting for ${description} (last: ${detail})`);
     }
     await delay(options.intervalMs ?? 100);
   }
