@@ -1,0 +1,91 @@
+// ClusterSet status from the leaders' conditions, in Antrea's shape so `antctl` and
+// `kubectl get clustersets` read it as they read Antrea's. Pure: the writer decides when.
+import type { Condition } from '../conditions/leader-conditions.js';
+import type { LeaderStatus } from '../commonarea/remote-common-area.js';
+
+export interface ClusterStatusEntry {
+  readonly clusterID: string;
+  readonly conditions: readonly Condition[];
+  readonly lastHeartbeatTime?: string;
+}
+
+export interface ImportCounts {
+  readonly total: number;
+  readonly rejected: number;
+  readonly conflicts: number;
+}
+
+export interface ComputedStatus {
+  readonly observedGeneration?: number;
+  readonly totalClusters: number;
+  readonly readyClusters: number;
+  readonly conditions: readonly Condition[];
+  readonly clusterStatuses: readonly ClusterStatusEntry[];
+  readonly imports?: ImportCounts;
+}
+
+export interface StatusInput {
+  readonly generation: number | undefined;
+  readonly leaders: readonly LeaderStatus[];
+  /** A problem with the ClusterSet itself (e.g. an invalid spec), which outranks leader state. */
+  readonly specProblem?: { readonly reason: string; readonly message: string };
+  readonly imports?: ImportCounts;
+  /** The status currently stored, so unchanged conditions keep their transition times. */
+  readonly previous?: { readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly lastTransitionTime?: string }[] | undefined } | undefined;
+  readonly now: Date;
+}
+
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function computeStatus(input: StatusInput): ComputedStatus {
+  const readyClusters = input.leaders.filter((l) => l.ready.status === 'True').length;
+  const overall = overallReady(input);
+  const previous = input.previous?.conditions?.find((c) => c.type === 'Ready');
+  const lastTransitionTime = previous?.status === overall.status && previous.lastTransitionTime ? previous.lastTransitionTime : rfc3339(input.now);
+  return {
+    ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    totalClusters: input.leaders.length,
+    readyClusters,
+    conditions: [{ type: 'Ready', status: overall.status, lastTransitionTime, reason: overall.reason, message: overall.message }],
+    clusterStatuses: input.leaders.map((l) => ({
+      clusterID: l.leaderClusterID,
+      conditions: [l.ready, l.isLeader],
+      ...(l.lastHeartbeatTime !== undefined ? { lastHeartbeatTime: l.lastHeartbeatTime } : {}),
+    })),
+    ...(input.imports ? { imports: input.imports } : {}),
+  };
+}
+
+function overallReady(input: StatusInput): Pick<Condition, 'status'> & { reason: string; message: string } {
+  if (input.specProblem) return { status: 'False', ...input.specProblem };
+  const leader = input.leaders[0];
+  if (!leader) return { status: 'Unknown', reason: 'NoLeader', message: 'No leader configured yet' };
+  if (leader.ready.status === 'True' && leader.isLeader.status === 'True') {
+    return { status: 'True', reason: 'Connected', message: `Connected to leader cluster ${leader.leaderClusterID}` };
+  }
+  return {
+    status: leader.ready.status === 'True' ? 'Unknown' : leader.ready.status,
+    reason: leader.ready.reason ?? 'Unknown',
+    message: leader.ready.message ?? '',
+  };
+}
+
+/** Structural equality, so the writer skips writes that would change nothing. */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  return JSON.stringify(normalise(a)) === JSON.stringify(normalise(b));
+}
+
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined && v !== '') out[key] = normalise(v);
+    }
+    return out;
+  }
+  return value;
+}

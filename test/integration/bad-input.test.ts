@@ -1,0 +1,163 @@
+// Every bad input gets its own reason on its own ClusterSet within two intervals, the agent
+// keeps running, a healthy ClusterSet beside them is untouched, and no token is logged.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CLUSTER_ID_ANNOTATION } from '../../src/api/types.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import {
+  AGENT_NS, ANTREA_MEMBER_ROLE_RULES, capturedLogger, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS,
+  readyCondition, setupLeader, waitForReady, writeLeaderSecret,
+} from '../harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { createNamespace, createServiceAccountWithRole, issueToken, tokenConfig, waitForAccess } from '../harness/kube.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const INTERVAL_S = 2;
+
+interface Case {
+  readonly name: string;
+  readonly reason: string;
+  readonly message: RegExp;
+  readonly prepare: () => Promise<{ server?: string; secret: string; leaderNamespace?: string }>;
+}
+
+describe('bad input', () => {
+  let leader: ControlPlane;
+  let member: ControlPlane;
+  let bare: ControlPlane;
+  let agent: Agent | undefined;
+  const log = capturedLogger();
+  const tokens: string[] = [];
+
+  before(async () => {
+    [leader, member, bare] = await Promise.all([startControlPlane('leader'), startControlPlane('member'), startControlPlane('bare')]);
+    await Promise.all([setupLeader(leader), installCrds(member)]);
+    await createNamespace(member.adminConfig(), AGENT_NS);
+    const healthy = await createMemberAccess(leader, 'healthy');
+    tokens.push(healthy.token);
+    await writeLeaderSecret(member, 'healthy-token', { caPem: leader.caPem, token: healthy.token });
+    await createClusterSet(member, { name: 'healthy', clusterID: 'healthy', server: leader.server, secret: 'healthy-token' });
+    agent = await startAgent(loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)], env: {} }), log.logger, member.adminConfig());
+    await waitForReady(member, 'healthy', 'True', 'Connected', 2 * INTERVAL_S * 1000);
+  });
+  after(async () => {
+    await agent?.stop();
+    await Promise.all([leader.stop(), member.stop(), bare.stop()]);
+  });
+  onFailureShowLogs(() => [leader, member, bare], () => `--- agent log ---\n${log.text()}`);
+
+  const secretWith = async (name: string, data: { caPem?: string; token?: string }) => {
+    if (data.token) tokens.push(data.token);
+    await writeLeaderSecret(member, name, data);
+    return name;
+  };
+
+  const cases: Case[] = [
+    {
+      name: 'missing Secret', reason: 'SecretNotFound', message: /Secret clusterset-agent\/absent not found/,
+      prepare: () => Promise.resolve({ secret: 'absent' }),
+    },
+    {
+      name: 'Secret without token', reason: 'SecretInvalid', message: /no "token" key/,
+      prepare: async () => ({ secret: await secretWith('no-token', { caPem: leader.caPem }) }),
+    },
+    {
+      name: 'wrong CA', reason: 'TLSVerificationFailed', message: /TLS verification of https:\/\/127\.0\.0\.1:\d+ failed/,
+      prepare: async () => {
+        const { token } = await createMemberAccess(leader, 'wrong-ca');
+        return { secret: await secretWith('wrong-ca', { caPem: member.caPem, token }) };
+      },
+    },
+    {
+      name: 'malformed URL', reason: 'InvalidServerURL', message: /must use https:\/\//,
+      prepare: async () => ({ server: 'http://127.0.0.1:6443', secret: await secretWith('bad-url', { caPem: leader.caPem, token: 'never-sent-token-0123456789abcdef' }) }),
+    },
+    {
+      name: 'revoked token (ServiceAccount deleted)', reason: 'Unauthorized', message: /rejected the token \(401/,
+      prepare: async () => {
+        const { token, serviceAccount } = await createMemberAccess(leader, 'revoked');
+        await leader.adminConfig().makeApiClient(CoreV1Api).deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: serviceAccount });
+        // The apiserver looks ServiceAccounts up through its cache: wait until the token is really dead.
+        await waitFor('the deleted ServiceAccount\'s token to be rejected', async () => {
+          try {
+            await tokenConfig(leader, token).makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace: LEADER_NS });
+            return false;
+          } catch (err) {
+            return (err as { code?: number }).code === 401;
+          }
+        }, { timeoutMs: 10_000, intervalMs: 100 });
+        return { secret: await secretWith('revoked', { caPem: leader.caPem, token }) };
+      },
+    },
+    {
+      name: 'Role missing a verb', reason: 'Forbidden', message: /forbids create memberclusterannounces\.multicluster\.crd\.antrea\.io in namespace antrea-multicluster: grant verb "create"/,
+      prepare: async () => {
+        const rules = ANTREA_MEMBER_ROLE_RULES.map((r) => r.resources?.includes('memberclusterannounces') ? { apiGroups: ['multicluster.crd.antrea.io'], resources: ['memberclusterannounces'], verbs: ['get', 'list', 'watch'] } : r);
+        const { token } = await createMemberAccess(leader, 'no-create', { rules });
+        return { secret: await secretWith('no-create', { caPem: leader.caPem, token }) };
+      },
+    },
+    {
+      name: 'leader namespace missing', reason: 'LeaderNamespaceNotFound', message: /leader namespace no-such-ns does not exist/,
+      prepare: async () => {
+        // A token allowed in every namespace, so the apiserver answers 404 instead of 403.
+        const kc = leader.adminConfig();
+        await createServiceAccountWithRole(kc, { namespace: LEADER_NS, serviceAccount: 'wide', rules: [], annotations: { [CLUSTER_ID_ANNOTATION]: 'ns-missing' } });
+        const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+        await rbac.createClusterRole({ body: { metadata: { name: 'wide-member' }, rules: [...ANTREA_MEMBER_ROLE_RULES] } });
+        await rbac.createClusterRoleBinding({ body: { metadata: { name: 'wide-member' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'wide-member' },
+          subjects: [{ kind: 'ServiceAccount', name: 'wide', namespace: LEADER_NS }] } });
+        const token = await issueToken(kc, LEADER_NS, 'wide');
+        await waitForAccess(leader, token, { verb: 'create', resource: 'memberclusterannounces', group: 'multicluster.crd.antrea.io', namespace: 'no-such-ns' });
+        return { secret: await secretWith('ns-missing', { caPem: leader.caPem, token }), leaderNamespace: 'no-such-ns' };
+      },
+    },
+    {
+      name: 'leader CRDs not installed', reason: 'CRDNotInstalled', message: /does not serve memberclusterannounces\.multicluster\.crd\.antrea\.io: install the leader CRDs/,
+      prepare: async () => {
+        const kc = bare.adminConfig();
+        await createServiceAccountWithRole(kc, { namespace: LEADER_NS, serviceAccount: 'member-no-crd', rules: ANTREA_MEMBER_ROLE_RULES });
+        const token = await issueToken(kc, LEADER_NS, 'member-no-crd');
+        await waitForAccess(bare, token, { verb: 'create', resource: 'memberclusterannounces', group: 'multicluster.crd.antrea.io', namespace: LEADER_NS });
+        return { server: bare.server, secret: await secretWith('no-crd', { caPem: bare.caPem, token }) };
+      },
+    },
+  ];
+
+  for (const [index, c] of cases.entries()) {
+    it(`${c.name} → ${c.reason}`, async () => {
+      const input = await c.prepare();
+      const name = `bad-${String(index)}`;
+      await createClusterSet(member, { name, clusterID: `member-${String(index)}`, server: input.server ?? leader.server, secret: input.secret,
+        ...(input.leaderNamespace ? { leaderNamespace: input.leaderNamespace } : {}) });
+      const cs = await waitForReady(member, name, 'False', c.reason, 2 * INTERVAL_S * 1000);
+      assert.match(readyCondition(cs)?.message ?? '', c.message);
+      assert.equal(cs.status?.clusterStatuses?.[0]?.conditions?.find((x) => x.type === 'Ready')?.reason, c.reason);
+    });
+  }
+
+  it('an invalid spec is reported as InvalidSpec naming the field', async () => {
+    await createClusterSet(member, { name: 'bad-spec', clusterID: 'Bad_ID', server: leader.server, secret: 'healthy-token' });
+    const cs = await waitForReady(member, 'bad-spec', 'False', 'InvalidSpec', 2 * INTERVAL_S * 1000);
+    assert.match(readyCondition(cs)?.message ?? '', /spec\.clusterID "Bad_ID" must be a lower-case DNS subdomain/);
+  });
+
+  it('leaves the healthy ClusterSet untouched and the agent running', async () => {
+    const cs = await clusterSetApi(member.adminConfig()).get('healthy');
+    const ready = readyCondition(cs);
+    assert.equal(ready?.status, 'True');
+    assert.equal(agent?.controller.leaderStatus('healthy')?.consecutiveFailures, 0);
+    assert.ok(Date.parse(cs.status?.clusterStatuses?.[0]?.lastHeartbeatTime ?? '') > Date.now() - 2 * INTERVAL_S * 1000, 'still beating');
+    assert.ok(agent);
+    assert.ok(agent.controller.synced);
+  });
+
+  it('never logs a token', () => {
+    const all = log.lines.join('\n');
+    assert.ok(log.lines.length > 10, 'the agent logged');
+    for (const token of tokens) assert.ok(!all.includes(token), 'a token reached the log');
+  });
+});

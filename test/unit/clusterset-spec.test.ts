@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterSet } from '../../src/api/types.js';
+import { leaderTarget, sameLeader } from '../../src/clusterset/spec.js';
+
+function cs(spec: NonNullable<ClusterSet['spec']>): ClusterSet {
+  return { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', metadata: { name: 'set-1', namespace: 'agents' }, spec };
+}
+const good = { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [{ clusterID: 'leader', server: 'https://l:6443', secret: 's' }] };
+
+describe('leaderTarget()', () => {
+  it('extracts the leader relationship', () => {
+    const r = leaderTarget(cs(good));
+    assert.ok(r.ok);
+    assert.deepEqual(r.target, { localClusterID: 'east', clusterSetID: 'set-1', leaderClusterID: 'leader', server: 'https://l:6443', secretName: 's', leaderNamespace: 'antrea-multicluster' });
+  });
+
+  it('lists every problem with the field to fix', () => {
+    const r = leaderTarget(cs({ clusterID: '', namespace: '', leaders: [] }));
+    assert.ok(!r.ok);
+    assert.match(r.message, /spec\.clusterID is empty/);
+    assert.match(r.message, /exactly one leader, found 0/);
+    assert.match(r.message, /spec\.namespace is empty/);
+  });
+
+  it('rejects IDs that cannot be part of an object name', () => {
+    const r = leaderTarget(cs({ ...good, clusterID: 'East_1' }));
+    assert.ok(!r.ok);
+    assert.match(r.message, /DNS subdomain/);
+  });
+
+  it('treats a new server URL or Secret as the same leader (a rotation), a new leader ID as a change', () => {
+    const a = leaderTarget(cs(good));
+    const b = leaderTarget(cs({ ...good, leaders: [{ clusterID: 'leader', server: 'https://moved:6443', secret: 's2' }] }));
+    const c = leaderTarget(cs({ ...good, leaders: [{ clusterID: 'other', server: 'https://l:6443', secret: 's' }] }));
+    assert.ok(a.ok && b.ok && c.ok);
+    assert.ok(sameLeader(a.target, b.target));
+    assert.ok(!sameLeader(a.target, c.target));
+  });
+});

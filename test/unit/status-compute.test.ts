@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LeaderStatus } from '../../src/commonarea/remote-common-area.js';
+import { computeStatus, sameStatus } from '../../src/status/compute.js';
+
+const T0 = '2026-12-02T10:00:00Z';
+function leader(ready: 'True' | 'False' | 'Unknown', reason = 'Connected'): LeaderStatus {
+  return {
+    leaderClusterID: 'l1',
+    ready: { type: 'Ready', status: ready, lastTransitionTime: T0, reason, message: `m-${reason}` },
+    isLeader: { type: 'IsLeader', status: ready === 'True' ? 'True' : 'Unknown', lastTransitionTime: T0, reason: 'x', message: 'y' },
+    consecutiveFailures: 0,
+    lastHeartbeatTime: T0,
+  };
+}
+const now = new Date('2026-12-02T11:00:00Z');
+
+describe('computeStatus()', () => {
+  it('builds Antrea\'s shape for a connected leader', () => {
+    const s = computeStatus({ generation: 4, leaders: [leader('True')], now });
+    assert.equal(s.observedGeneration, 4);
+    assert.equal(s.totalClusters, 1);
+    assert.equal(s.readyClusters, 1);
+    assert.equal(s.conditions[0]?.status, 'True');
+    assert.equal(s.clusterStatuses[0]?.clusterID, 'l1');
+    assert.deepEqual(s.clusterStatuses[0].conditions.map((c) => c.type), ['Ready', 'IsLeader']);
+    assert.equal(s.clusterStatuses[0].lastHeartbeatTime, T0);
+  });
+
+  it('surfaces the leader\'s failure reason on the ClusterSet', () => {
+    const s = computeStatus({ generation: 1, leaders: [leader('False', 'Unauthorized')], now });
+    assert.equal(s.readyClusters, 0);
+    assert.equal(s.conditions[0]?.status, 'False');
+    assert.equal(s.conditions[0].reason, 'Unauthorized');
+    assert.equal(s.conditions[0].message, 'm-Unauthorized');
+  });
+
+  it('keeps lastTransitionTime when the overall status did not change', () => {
+    const previous = { conditions: [{ type: 'Ready', status: 'True' as const, lastTransitionTime: '2020-01-01T00:00:00Z' }] };
+    assert.equal(computeStatus({ generation: 1, leaders: [leader('True')], previous, now }).conditions[0]?.lastTransitionTime, '2020-01-01T00:00:00Z');
+    assert.equal(computeStatus({ generation: 1, leaders: [leader('False')], previous, now }).conditions[0]?.lastTransitionTime, '2026-12-02T11:00:00Z');
+  });
+
+  it('a spec problem outranks leader state', () => {
+    const s = computeStatus({ generation: 2, leaders: [], specProblem: { reason: 'InvalidSpec', message: 'spec.namespace is empty' }, now });
+    assert.equal(s.conditions[0]?.reason, 'InvalidSpec');
+    assert.equal(s.totalClusters, 0);
+  });
+});
+
+describe('sameStatus()', () => {
+  it('ignores key order, undefined and empty strings, but not values', () => {
+    assert.ok(sameStatus({ a: 1, b: { c: '', d: [1] } }, { b: { d: [1] }, a: 1, e: undefined }));
+    assert.ok(!sameStatus({ a: 1 }, { a: 2 }));
+  });
+});
