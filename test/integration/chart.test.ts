@@ -1,0 +1,520 @@
+// The Helm chart, checked with the real helm binary: lint, schema, rendering, a config file
+// the agent itself accepts, and installs into real control planes where the ServiceAccount's
+// effective permissions are read back from the API server and pinned in
+// test/fixtures/chart-permissions.json, so any widening of the agent's RBAC is a visible diff.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import {
+  ApiextensionsV1Api, AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api,
+  type V1ClusterRole, type V1ConfigMap, type V1Deployment, type V1NonResourceRule, type V1PolicyRule,
+  type V1ResourceRule, type V1Role, type V1RoleBinding,
+} from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { DEFAULT_CONFIG, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/config/config.js';
+import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { LOG_LEVELS } from '../../src/log/logger.js';
+import { k8sBins, repoRoot } from '../harness/bins.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { issueToken, loadCrdFiles, tokenConfig, waitForAccess } from '../harness/kube.js';
+import { onFailureShowLogs } from '../harness/report.js';
+
+const execFileAsync = promisify(execFile);
+
+const CHART = path.join(repoRoot, 'charts', 'clusterset-agent');
+const FIXTURE = path.join(repoRoot, 'test', 'fixtures', 'chart-permissions.json');
+const RELEASE = 'csa';
+const RELEASE_NS = 'clusterset-agent';
+const FULLNAME = 'csa-clusterset-agent';
+const CLUSTER_ROLE = `${RELEASE_NS}-${FULLNAME}`;
+const OTHER_NS = 'default';
+
+// ---------------------------------------------------------------------------------------------
+// helm
+
+let helmHome: string | undefined;
+
+function helmEnv(): NodeJS.ProcessEnv {
+  helmHome ??= mkdtempSync(path.join(os.tmpdir(), 'csa-helm-'));
+  // Keep helm's cache/config/data out of the user's home.
+  return {
+    ...process.env,
+    HELM_CACHE_HOME: path.join(helmHome, 'cache'),
+    HELM_CONFIG_HOME: path.join(helmHome, 'config'),
+    HELM_DATA_HOME: path.join(helmHome, 'data'),
+  };
+}
+
+interface HelmResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function helm(args: readonly string[], kubeconfig?: string): Promise<HelmResult> {
+  const full = kubeconfig === undefined ? [...args] : ['--kubeconfig', kubeconfig, ...args];
+  try {
+    const { stdout, stderr } = await execFileAsync(k8sBins().helm, full, { encoding: 'utf8', env: helmEnv(), timeout: 120_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(err) };
+  }
+}
+
+/** --set for each value; --set-json for fractions, which --set would turn into strings. */
+function sets(values: Readonly<Record<string, string | number | boolean>>): string[] {
+  return Object.entries(values).flatMap(([key, value]) =>
+    typeof value === 'number' && !Number.isInteger(value) ? ['--set-json', `${key}=${String(value)}`] : ['--set', `${key}=${String(value)}`]);
+}
+
+interface K8sObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly annotations?: Record<string, string> };
+}
+
+/** `helm template` with the given --set values; fails the test when helm does. */
+async function render(values: Readonly<Record<string, string | number | boolean>> = {}): Promise<K8sObject[]> {
+  const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, ...sets(values)]);
+  assert.equal(res.code, 0, `helm template failed:\n${res.stderr}`);
+  return parseAllDocuments(res.stdout).flatMap((doc) => {
+    assert.deepEqual(doc.errors, [], 'rendered YAML must parse');
+    const value = doc.toJS() as K8sObject | null;
+    return value === null ? [] : [value];
+  });
+}
+
+function find(docs: readonly K8sObject[], kind: string, name?: string): K8sObject {
+  const found = docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+  assert.equal(found.length, 1, `expected exactly one ${kind}${name === undefined ? '' : ` ${name}`}, got ${String(found.length)}`);
+  const [only] = found;
+  assert.ok(only);
+  return only;
+}
+
+function kinds(docs: readonly K8sObject[]): string[] {
+  return docs.map((d) => d.kind).sort();
+}
+
+/** The agent's config file out of the rendered (or installed) ConfigMap, loaded by the agent's own loader. */
+function loadRenderedConfig(configMap: V1ConfigMap): AgentConfig {
+  const text = configMap.data?.['config.yaml'];
+  assert.ok(text !== undefined, 'the ConfigMap holds config.yaml');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-chart-config-'));
+  try {
+    const file = path.join(dir, 'config.yaml');
+    writeFileSync(file, text);
+    return loadConfig({ argv: ['--config', file], env: { POD_NAMESPACE: RELEASE_NS } });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Effective permissions
+
+interface Permission {
+  readonly apiGroup: string;
+  readonly resource: string;
+  readonly resourceNames?: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/**
+ * One entry per (apiGroup, resource[, resourceNames]) with the union of its verbs, sorted.
+ * Independent of how the rules happen to be grouped in the Role/ClusterRole, so the fixture
+ * changes only when the permissions do.
+ */
+function flattenResourceRules(rules: readonly V1ResourceRule[]): Permission[] {
+  const merged = new Map<string, { apiGroup: string; resource: string; resourceNames: string[]; verbs: Set<string> }>();
+  for (const rule of rules) {
+    const names = [...(rule.resourceNames ?? [])].sort();
+    for (const apiGroup of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const key = JSON.stringify([apiGroup, resource, names]);
+        const entry = merged.get(key) ?? { apiGroup, resource, resourceNames: names, verbs: new Set<string>() };
+        for (const verb of rule.verbs) entry.verbs.add(verb);
+        merged.set(key, entry);
+      }
+    }
+  }
+  return [...merged.values()]
+    .map(({ apiGroup, resource, resourceNames, verbs }) => ({
+      apiGroup, resource, ...(resourceNames.length > 0 ? { resourceNames } : {}), verbs: [...verbs].sort(),
+    }))
+    .sort((a, b) => a.apiGroup.localeCompare(b.apiGroup) || a.resource.localeCompare(b.resource) ||
+      JSON.stringify(a.resourceNames ?? []).localeCompare(JSON.stringify(b.resourceNames ?? [])));
+}
+
+function flattenNonResourceRules(rules: readonly V1NonResourceRule[]): { url: string; verbs: string[] }[] {
+  const merged = new Map<string, Set<string>>();
+  for (const rule of rules) {
+    for (const url of rule.nonResourceURLs ?? []) {
+      const verbs = merged.get(url) ?? new Set<string>();
+      for (const verb of rule.verbs) verbs.add(verb);
+      merged.set(url, verbs);
+    }
+  }
+  return [...merged].map(([url, verbs]) => ({ url, verbs: [...verbs].sort() })).sort((a, b) => a.url.localeCompare(b.url));
+}
+
+/**
+ * What every authenticated user may do (ClusterRoles system:basic-user, system:discovery and
+ * system:public-info-viewer, bound to system:authenticated by the API server's bootstrap
+ * policy), plus the OIDC discovery URLs every ServiceAccount may read
+ * (system:service-account-issuer-discovery, bound to system:serviceaccounts). They are
+ * asserted to be present exactly like this, then left out of the comparison.
+ */
+const BUILTIN_RESOURCE_PERMISSIONS: readonly Permission[] = [
+  { apiGroup: 'authentication.k8s.io', resource: 'selfsubjectreviews', verbs: ['create'] },
+  { apiGroup: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', verbs: ['create'] },
+  { apiGroup: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews', verbs: ['create'] },
+];
+const BUILTIN_NON_RESOURCE_PERMISSIONS: readonly { url: string; verbs: string[] }[] = [
+  '/.well-known/openid-configuration', '/.well-known/openid-configuration/',
+  '/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*',
+  '/openid/v1/jwks', '/openid/v1/jwks/', '/readyz', '/version', '/version/',
+].map((url) => ({ url, verbs: ['get'] }));
+
+async function effectivePermissions(cp: ControlPlane, token: string, namespace: string): Promise<Permission[]> {
+  const review = await tokenConfig(cp, token).makeApiClient(AuthorizationV1Api).createSelfSubjectRulesReview({ body: { spec: { namespace } } });
+  const status = review.status;
+  assert.ok(status, 'SelfSubjectRulesReview returned a status');
+  assert.equal(status.incomplete, false, `rules review in ${namespace} is incomplete: ${status.evaluationError ?? ''}`);
+  assert.deepEqual(flattenNonResourceRules(status.nonResourceRules), BUILTIN_NON_RESOURCE_PERMISSIONS,
+    `non-resource rules in ${namespace} must be exactly the built-in discovery/health ones`);
+  const all = flattenResourceRules(status.resourceRules);
+  for (const builtin of BUILTIN_RESOURCE_PERMISSIONS) {
+    assert.ok(all.some((p) => JSON.stringify(p) === JSON.stringify(builtin)),
+      `expected the built-in permission ${JSON.stringify(builtin)} in ${namespace}, got ${JSON.stringify(all)}`);
+  }
+  return all.filter((p) => !BUILTIN_RESOURCE_PERMISSIONS.some((b) => JSON.stringify(b) === JSON.stringify(p)));
+}
+
+async function allowed(cp: ControlPlane, token: string, attrs: { verb: string; resource: string; group?: string; namespace?: string }): Promise<boolean> {
+  const review = await tokenConfig(cp, token).makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+    body: { spec: { resourceAttributes: { verb: attrs.verb, resource: attrs.resource, group: attrs.group ?? '', ...(attrs.namespace ? { namespace: attrs.namespace } : {}) } } },
+  });
+  return review.status?.allowed === true;
+}
+
+function ruleShape(rules: readonly V1PolicyRule[] | undefined): { apiGroups: string[]; resources: string[]; verbs: string[] }[] {
+  return (rules ?? []).map((r) => ({ apiGroups: [...(r.apiGroups ?? [])], resources: [...(r.resources ?? [])], verbs: [...r.verbs] }));
+}
+
+function statusCode(err: unknown): unknown {
+  return (err as { code?: unknown }).code;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+after(() => {
+  if (helmHome !== undefined) rmSync(helmHome, { recursive: true, force: true });
+});
+
+describe('Helm chart: lint, schema and rendering', () => {
+  it('passes helm lint --strict for mode=member (defaults) and mode=leader', async () => {
+    for (const extra of [[], ['--set', 'mode=leader'], ['--set', 'importACNP=true,importLabelIdentity=true,replicaCount=2']]) {
+      const res = await helm(['lint', '--strict', CHART, ...extra]);
+      assert.equal(res.code, 0, `helm lint --strict ${extra.join(' ')} failed:\n${res.stdout}\n${res.stderr}`);
+      assert.match(res.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+      assert.doesNotMatch(res.stdout, /\[(WARNING|ERROR)\]/, res.stdout);
+    }
+  });
+
+  it('has a draft-07 schema that closes every object and whose enums match the agent', () => {
+    const schema = JSON.parse(readFileSync(path.join(CHART, 'values.schema.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(schema['$schema'], 'http://json-schema.org/draft-07/schema#');
+    // Affinity terms are Kubernetes objects passed through as written; everything else is closed.
+    const passThrough = /^affinity\.[a-zA-Z]+\.[a-zA-Z]+(\.nodeSelectorTerms)?\.items$/;
+    const open: string[] = [];
+    const walk = (node: unknown, where: string): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const n = node as Record<string, unknown>;
+      if (n['type'] === 'object') {
+        if (n['properties'] !== undefined && n['additionalProperties'] !== false) open.push(where);
+        if (n['properties'] === undefined && n['additionalProperties'] === undefined && !passThrough.test(where)) open.push(where);
+      }
+      for (const [key, child] of Object.entries((n['properties'] ?? {}) as Record<string, unknown>)) walk(child, where === '' ? key : `${where}.${key}`);
+      if (n['items'] !== undefined) walk(n['items'], `${where}.items`);
+      if (typeof n['additionalProperties'] === 'object') walk(n['additionalProperties'], `${where}.*`);
+    };
+    walk(schema, '');
+    assert.deepEqual(open, [], 'objects that accept unknown keys');
+
+    const at = (...keys: string[]): Record<string, unknown> => {
+      let node: unknown = schema;
+      for (const key of keys) node = key === 'items' ? (node as Record<string, unknown>)['items'] : ((node as Record<string, unknown>)['properties'] as Record<string, unknown>)[key];
+      return node as Record<string, unknown>;
+    };
+    assert.deepEqual(at('config', 'logLevel')['enum'], [...LOG_LEVELS]);
+    assert.deepEqual(at('config', 'imports', 'allowedKinds', 'items')['enum'], [...IMPORTABLE_KINDS]);
+    assert.deepEqual(at('config', 'heartbeat', 'intervalSeconds')['enum'], [...HEARTBEAT_INTERVALS]);
+    assert.deepEqual(at('mode')['enum'], ['member', 'leader']);
+  });
+
+  it('rejects a misspelt key, a bad enum and a too-small integer, naming the field', async () => {
+    const cases: [string, RegExp][] = [
+      ['config.heartbeat.intervalSecond=5', /at '\/config\/heartbeat': additional properties 'intervalSecond' not allowed/],
+      ['config.logLevel=verbose', /at '\/config\/logLevel': value must be one of 'error', 'warn', 'info', 'debug'/],
+      ['mode=both', /at '\/mode': value must be one of 'member', 'leader'/],
+      ['config.imports.allowedKinds={Pods}', /at '\/config\/imports\/allowedKinds\/0': value must be one of/],
+      ['config.heartbeat.failureThreshold=0', /at '\/config\/heartbeat\/failureThreshold': minimum/],
+      ['config.heartbeat.intervalSeconds=7', /at '\/config\/heartbeat\/intervalSeconds': value must be one of/],
+    ];
+    for (const [set, message] of cases) {
+      const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, '--set', set]);
+      assert.notEqual(res.code, 0, `--set ${set} must be rejected`);
+      assert.match(res.stderr, /values don't meet the specifications of the schema/, res.stderr);
+      assert.match(res.stderr, message, res.stderr);
+    }
+    // The agent computes these itself; the chart refuses them instead of rendering a file the agent rejects.
+    const computed = await helm(['template', RELEASE, CHART, '--set', 'config.imports.alwaysDeniedNamespaces={x}']);
+    assert.match(computed.stderr, /additional properties 'alwaysDeniedNamespaces' not allowed/);
+    const ns = await helm(['template', RELEASE, CHART, '--set', 'config.namespace=x']);
+    assert.match(ns.stderr, /at '\/config': additional properties 'namespace' not allowed/);
+    // A kind whose RBAC is off is refused with the toggle to use.
+    const acnp = await helm(['template', RELEASE, CHART, '--set', 'config.imports.allowedKinds={ServiceImport,AntreaClusterNetworkPolicy}']);
+    assert.match(acnp.stderr, /set importACNP=true/);
+  });
+
+  it('renders the member objects with a restricted Deployment: securityContext, probes, ports, POD_NAMESPACE, /tmp', async () => {
+    const docs = await render();
+    assert.deepEqual(kinds(docs), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Role', 'RoleBinding', 'ServiceAccount']);
+    const deployment = find(docs, 'Deployment', FULLNAME) as V1Deployment;
+    assert.equal(deployment.metadata?.namespace, RELEASE_NS);
+    const spec = deployment.spec;
+    assert.ok(spec);
+    assert.equal(spec.replicas, 1);
+    assert.deepEqual(spec.selector.matchLabels, { 'app.kubernetes.io/name': 'clusterset-agent', 'app.kubernetes.io/instance': RELEASE });
+    assert.equal(spec.strategy?.type, 'Recreate', 'one replica without leader election must never overlap another');
+    const pod = spec.template.spec;
+    assert.ok(pod);
+    assert.equal(pod.serviceAccountName, FULLNAME);
+    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.equal(pod.containers.length, 1);
+    const [container] = pod.containers;
+    assert.ok(container);
+    assert.equal(container.image, 'clusterset-agent:0.1.0');
+    assert.deepEqual(container.args, ['run', '--config', '/etc/clusterset-agent/config.yaml']);
+    assert.deepEqual(container.securityContext, {
+      runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+    });
+    assert.deepEqual(container.env, [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    assert.deepEqual(container.ports, [
+      { name: 'health', containerPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+    ]);
+    assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'health' });
+    assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'health' });
+    assert.ok(container.resources?.requests && container.resources.limits, 'resources are set');
+    assert.deepEqual(container.volumeMounts, [
+      { name: 'config', mountPath: '/etc/clusterset-agent', readOnly: true },
+      { name: 'tmp', mountPath: '/tmp' },
+    ]);
+    assert.deepEqual(pod.volumes?.find((v) => v.name === 'tmp')?.emptyDir, { sizeLimit: '64Mi' });
+    assert.equal(pod.volumes.find((v) => v.name === 'config')?.configMap?.name, FULLNAME);
+
+    // The checksum rolls the Pods when, and only when, the config file changes.
+    const checksum = spec.template.metadata?.annotations?.['checksum/config'];
+    assert.match(checksum ?? '', /^[0-9a-f]{64}$/);
+    const sameAgain = find(await render({ 'podAnnotations.x': 'y' }), 'Deployment') as V1Deployment;
+    assert.equal(sameAgain.spec?.template.metadata?.annotations?.['checksum/config'], checksum);
+    const changed = find(await render({ 'config.logLevel': 'debug' }), 'Deployment') as V1Deployment;
+    assert.notEqual(changed.spec?.template.metadata?.annotations?.['checksum/config'], checksum);
+  });
+
+  it('renders a config file that the agent loads to exactly its own defaults', async () => {
+    const cfg = loadRenderedConfig(find(await render(), 'ConfigMap', FULLNAME));
+    assert.deepEqual(cfg, DEFAULT_CONFIG);
+  });
+
+  it('derives leader election, extra kinds, LabelIdentity and bind addresses into a config the agent accepts', async () => {
+    const docs = await render({
+      replicaCount: 2, importACNP: true, importLabelIdentity: true, 'metrics.enabled': false, 'health.port': 8081,
+      'config.heartbeat.intervalSeconds': 30, 'config.heartbeat.requestTimeoutSeconds': 2.5,
+      'config.imports.deniedNamespaces': '{team-a,team-b}', 'config.logLevel': 'debug',
+    });
+    const cfg = loadRenderedConfig(find(docs, 'ConfigMap', FULLNAME));
+    assert.equal(cfg.namespace, RELEASE_NS);
+    assert.equal(cfg.leaderElection.enabled, true, 'replicaCount > 1 forces leader election');
+    assert.deepEqual(cfg.imports.allowedKinds, ['ServiceImport', 'Endpoints', 'ClusterInfo', 'AntreaClusterNetworkPolicy', 'LabelIdentity']);
+    assert.equal(cfg.imports.enableLabelIdentity, true);
+    assert.deepEqual(cfg.imports.deniedNamespaces, ['team-a', 'team-b']);
+    assert.equal(cfg.metrics.bindAddress, '0');
+    assert.equal(cfg.health.bindAddress, ':8081');
+    assert.equal(cfg.heartbeat.intervalSeconds, 30);
+    assert.equal(cfg.heartbeat.requestTimeoutSeconds, 2.5);
+    assert.equal(cfg.logLevel, 'debug');
+
+    const deployment = find(docs, 'Deployment') as V1Deployment;
+    assert.equal(deployment.spec?.replicas, 2);
+    assert.equal(deployment.spec.strategy, undefined, 'with leader election a rolling update is safe');
+    const container = deployment.spec.template.spec?.containers[0];
+    assert.deepEqual(container?.ports, [{ name: 'health', containerPort: 8081, protocol: 'TCP' }]);
+    assert.equal(container.livenessProbe?.httpGet?.port, 'health');
+
+    const clusterRole = find(docs, 'ClusterRole', CLUSTER_ROLE) as V1ClusterRole;
+    const extra = flattenResourceRules(clusterRole.rules ?? []).filter((p) => p.apiGroup === 'crd.antrea.io' || p.resource === 'labelidentities');
+    const crud = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+    assert.deepEqual(extra, [
+      { apiGroup: 'crd.antrea.io', resource: 'clusternetworkpolicies', verbs: crud },
+      { apiGroup: 'crd.antrea.io', resource: 'tiers', verbs: ['get', 'list', 'watch'] },
+      { apiGroup: 'multicluster.crd.antrea.io', resource: 'labelidentities', verbs: crud },
+    ]);
+  });
+
+  it('grants no wildcard and no Secret outside the release namespace, whatever the toggles', async () => {
+    for (const values of [{}, { importACNP: true, importLabelIdentity: true }]) {
+      const docs = await render(values);
+      const clusterRole = find(docs, 'ClusterRole', CLUSTER_ROLE) as V1ClusterRole;
+      const role = find(docs, 'Role', FULLNAME) as V1Role;
+      for (const rule of [...(clusterRole.rules ?? []), ...(role.rules ?? [])]) {
+        assert.ok(![...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs].includes('*'), `wildcard in ${JSON.stringify(rule)}`);
+      }
+      assert.ok(!(clusterRole.rules ?? []).some((r) => r.resources?.includes('secrets')), 'the ClusterRole must never grant secrets');
+      const binding = find(docs, 'RoleBinding', FULLNAME) as V1RoleBinding;
+      assert.equal(binding.metadata?.namespace, RELEASE_NS);
+    }
+  });
+
+  it('renders only the leader Namespace and Antrea member Role in mode=leader', async () => {
+    const docs = await render({ mode: 'leader' });
+    assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`).sort(),
+      ['Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`]);
+    assert.deepEqual(ruleShape((find(docs, 'Role') as V1Role).rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false })), ['Role']);
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false })), []);
+  });
+});
+
+describe('Helm chart installed into real control planes', () => {
+  let member: ControlPlane | undefined;
+  let leader: ControlPlane | undefined;
+  let installOutput = '';
+
+  before(async () => {
+    [member, leader] = await Promise.all([startControlPlane('chart-member'), startControlPlane('chart-leader')]);
+  });
+  after(async () => {
+    await Promise.all([member?.stop(), leader?.stop()]);
+  });
+  onFailureShowLogs(() => [member, leader]);
+
+  const memberCp = (): ControlPlane => {
+    assert.ok(member, 'member control plane started');
+    return member;
+  };
+
+  it('installs in mode=member (no --wait) and creates CRDs, ServiceAccount, RBAC, ConfigMap and Deployment', async () => {
+    const cp = memberCp();
+    const res = await helm(['install', RELEASE, CHART, '--namespace', RELEASE_NS, '--create-namespace'], cp.kubeconfigPath);
+    assert.equal(res.code, 0, `helm install failed:\n${res.stdout}\n${res.stderr}`);
+    installOutput = res.stdout;
+    assert.match(res.stdout, /STATUS: deployed/);
+
+    const kc = cp.adminConfig();
+    const extensions = kc.makeApiClient(ApiextensionsV1Api);
+    const crdNames = loadCrdFiles().map((crd) => crd.metadata?.name ?? '');
+    assert.equal(crdNames.length, 9);
+    for (const name of crdNames) {
+      const crd = await extensions.readCustomResourceDefinition({ name });
+      assert.ok(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'), `${name} Established`);
+    }
+    const core = kc.makeApiClient(CoreV1Api);
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await core.readNamespacedServiceAccount({ namespace: RELEASE_NS, name: FULLNAME });
+    const configMap = await core.readNamespacedConfigMap({ namespace: RELEASE_NS, name: FULLNAME });
+    const role = await rbac.readNamespacedRole({ namespace: RELEASE_NS, name: FULLNAME });
+    const roleBinding = await rbac.readNamespacedRoleBinding({ namespace: RELEASE_NS, name: FULLNAME });
+    await rbac.readClusterRole({ name: CLUSTER_ROLE });
+    const clusterRoleBinding = await rbac.readClusterRoleBinding({ name: CLUSTER_ROLE });
+    assert.equal(role.metadata?.labels?.['app.kubernetes.io/managed-by'], 'Helm');
+    assert.deepEqual(roleBinding.subjects?.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`), [`ServiceAccount/${RELEASE_NS}/${FULLNAME}`]);
+    assert.deepEqual(clusterRoleBinding.subjects?.map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`), [`ServiceAccount/${RELEASE_NS}/${FULLNAME}`]);
+    assert.equal(clusterRoleBinding.roleRef.name, CLUSTER_ROLE);
+
+    const deployment = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: RELEASE_NS, name: FULLNAME });
+    const container = deployment.spec?.template.spec?.containers[0];
+    assert.equal(container?.securityContext?.readOnlyRootFilesystem, true);
+    assert.equal(deployment.spec?.template.spec?.securityContext?.runAsNonRoot, true);
+
+    // The stored ConfigMap is what the Pod would mount: the agent must accept it as is.
+    assert.deepEqual(loadRenderedConfig(configMap), DEFAULT_CONFIG);
+  });
+
+  it('prints NOTES with the member Secret, the ClusterSet and how to read its Reason column', () => {
+    assert.match(installOutput, /clusterset-agent leader create-member-token --member-id <member-id>/);
+    assert.match(installOutput, /--namespace antrea-multicluster --member-namespace clusterset-agent/);
+    assert.match(installOutput, /kubectl -n clusterset-agent create secret generic leader-token --from-file=ca\.crt=ca\.crt --from-file=token=token/);
+    assert.match(installOutput, /kind: ClusterSet[\s\S]*clusterID: <member-id>[\s\S]*namespace: antrea-multicluster[\s\S]*leaders:[\s\S]*server: https:\/\//);
+    assert.match(installOutput, /kubectl get clustersets -n clusterset-agent/);
+    for (const reason of ['Connected', 'SecretNotFound', 'TLSVerificationFailed', 'Unauthorized', 'Forbidden', 'AdmissionDenied']) {
+      assert.match(installOutput, new RegExp(`\\b${reason}\\b`));
+    }
+  });
+
+  it('gives the ServiceAccount exactly the pinned permissions, and no Secret outside its namespace', async () => {
+    const cp = memberCp();
+    const token = await issueToken(cp.adminConfig(), RELEASE_NS, FULLNAME);
+    // RBAC is evaluated from the API server's informer cache: wait for both bindings to land.
+    await waitForAccess(cp, token, { verb: 'get', resource: 'secrets', namespace: RELEASE_NS });
+    await waitForAccess(cp, token, { verb: 'list', resource: 'namespaces' });
+
+    const actual = {
+      releaseNamespace: await effectivePermissions(cp, token, RELEASE_NS),
+      otherNamespace: await effectivePermissions(cp, token, OTHER_NS),
+    };
+    const expected = JSON.parse(readFileSync(FIXTURE, 'utf8')) as unknown;
+    assert.deepEqual(actual, expected,
+      `the chart's effective permissions differ from ${path.relative(repoRoot, FIXTURE)}; if the change is intended, ` +
+      `update the fixture to:\n${JSON.stringify(actual, null, 2)}`);
+
+    assert.equal(await allowed(cp, token, { verb: 'list', resource: 'secrets', namespace: OTHER_NS }), false, 'list secrets in default');
+    assert.equal(await allowed(cp, token, { verb: 'get', resource: 'secrets', namespace: OTHER_NS }), false, 'get secrets in default');
+    assert.equal(await allowed(cp, token, { verb: 'list', resource: 'secrets' }), false, 'list secrets cluster-wide');
+    assert.equal(await allowed(cp, token, { verb: 'watch', resource: 'secrets' }), false, 'watch secrets cluster-wide');
+    assert.equal(await allowed(cp, token, { verb: 'get', resource: 'secrets', namespace: RELEASE_NS }), true, 'get secrets in the release namespace');
+    assert.equal(await allowed(cp, token, { verb: 'create', resource: 'secrets', namespace: RELEASE_NS }), false, 'create secrets in the release namespace');
+    // And for real, not only as the authorizer's answer.
+    const core = tokenConfig(cp, token).makeApiClient(CoreV1Api);
+    await core.listNamespacedSecret({ namespace: RELEASE_NS });
+    await assert.rejects(core.listNamespacedSecret({ namespace: OTHER_NS }), (err) => statusCode(err) === 403);
+    await assert.rejects(core.listSecretForAllNamespaces(), (err) => statusCode(err) === 403);
+  });
+
+  it('installs in mode=leader into another control plane: the leader namespace and exactly Antrea\'s member Role', async () => {
+    assert.ok(leader, 'leader control plane started');
+    const cp = leader;
+    const res = await helm(['install', 'csa-leader', CHART, '--namespace', 'csa-leader', '--create-namespace', '--set', 'mode=leader'], cp.kubeconfigPath);
+    assert.equal(res.code, 0, `helm install failed:\n${res.stdout}\n${res.stderr}`);
+    assert.match(res.stdout, /clusterset-agent leader create-member-token --member-id <member-id>/);
+
+    const kc = cp.adminConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const namespace = await core.readNamespace({ name: 'antrea-multicluster' });
+    assert.equal(namespace.metadata?.annotations?.['helm.sh/resource-policy'], 'keep');
+    const role = await rbac.readNamespacedRole({ namespace: 'antrea-multicluster', name: MEMBER_ROLE_NAME });
+    assert.deepEqual(ruleShape(role.rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
+    await kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: 'memberclusterannounces.multicluster.crd.antrea.io' });
+
+    // Nothing of the member agent: no workload, no ServiceAccount, no agent RBAC.
+    assert.deepEqual((await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces()).items.map((d) => d.metadata?.name), []);
+    assert.deepEqual((await core.listNamespacedServiceAccount({ namespace: 'csa-leader' })).items, []);
+    assert.deepEqual((await core.listNamespacedConfigMap({ namespace: 'csa-leader', labelSelector: 'app.kubernetes.io/instance=csa-leader' })).items, []);
+    assert.deepEqual((await rbac.listClusterRole({ labelSelector: 'app.kubernetes.io/instance=csa-leader' })).items, []);
+
+    // Uninstalling keeps the namespace (every member's ServiceAccount lives there) and removes the Role.
+    const uninstall = await helm(['uninstall', 'csa-leader', '--namespace', 'csa-leader'], cp.kubeconfigPath);
+    assert.equal(uninstall.code, 0, uninstall.stderr);
+    await core.readNamespace({ name: 'antrea-multicluster' });
+    await assert.rejects(rbac.readNamespacedRole({ namespace: 'antrea-multicluster', name: MEMBER_ROLE_NAME }), (err) => statusCode(err) === 404);
+  });
+});
