@@ -1,12 +1,19 @@
-// Wiring of one agent process: the member client, the ClusterSet controller and its
-// collaborators. No logic lives here; every piece has its own module.
+// Wiring of one agent process: the member client, the ClusterSet controller, the importer
+// and their collaborators. No logic lives here; every piece has its own module.
 import { KubeConfig } from '@kubernetes/client-node';
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
 import { heartbeatCron, type AgentConfig } from './config/config.js';
+import { createEventRecorder } from './events/recorder.js';
+import { createLocalStore } from './importer/local-store.js';
+import { ImportManager } from './importer/manager.js';
+import type { AgentMetrics } from './metrics/metrics.js';
 
 export interface Agent {
   readonly controller: ClusterSetController;
+  readonly imports: ImportManager;
+  /** Caches synced: what /readyz reports. */
+  readonly ready: () => boolean;
   stop(): Promise<void>;
 }
 
@@ -18,8 +25,37 @@ export function memberKubeConfig(config: AgentConfig): KubeConfig {
   return kc;
 }
 
-export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config)): Promise<Agent> {
-  const controller = new ClusterSetController({
+/**
+ * client-node leaves TLS verification to Node's default, which this variable turns off for
+ * every connection: a leader's identity would no longer be checked. Refuse to run with it.
+ */
+export function assertTlsVerificationEnabled(env: Readonly<Record<string, string | undefined>>): void {
+  if (env['NODE_TLS_REJECT_UNAUTHORIZED'] === '0') {
+    throw new Error('NODE_TLS_REJECT_UNAUTHORIZED=0 would disable TLS verification of leader API servers; unset it');
+  }
+}
+
+export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config), metrics?: AgentMetrics): Promise<Agent> {
+  assertTlsVerificationEnabled(process.env);
+  const events = createEventRecorder(kubeConfig, logger);
+  // Assigned right below; the import manager's callbacks only run after start().
+  let controller: ClusterSetController | undefined = undefined;
+  const imports = new ImportManager({
+    kubeConfig,
+    agentNamespace: config.namespace,
+    policy: config.imports,
+    store: createLocalStore(kubeConfig),
+    events,
+    logger,
+    eventTarget: (name) => {
+      if (!controller) throw new Error('controller not started');
+      return controller.eventTarget(name);
+    },
+    onCountsChanged: (name) => controller?.requestStatus(name),
+    onOutcome: (name, kind, outcome) => metrics?.recordImport(name, kind, outcome),
+    onRejection: (name, rule) => metrics?.recordRejection(name, rule),
+  });
+  controller = new ClusterSetController({
     kubeConfig,
     namespace: config.namespace,
     heartbeatCron: heartbeatCron(config.heartbeat.intervalSeconds),
@@ -27,10 +63,29 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     requestTimeoutMs: config.heartbeat.requestTimeoutSeconds * 1000,
     statusMinIntervalMs: config.status.minWriteIntervalMs,
     logger,
+    events,
+    onAreaBeat: (name, target, status, api) => { imports.onBeat(name, target, status, api); },
+    onBeatResult: (name, leader, ok, seconds, reason) => metrics?.observeBeat(name, leader, seconds, ok, reason),
+    onAreaStatus: (name, target, status) => {
+      metrics?.setConnected(name, target.leaderClusterID, status.ready.status === 'True');
+      imports.onStatus(name, status);
+    },
+    onAreaRemoved: async (name, target, leaving) => {
+      await imports.onAreaRemoved(name, target, leaving);
+      if (leaving) metrics?.forget(name);
+    },
+    importCounts: (name) => imports.counts(name),
   });
+  await imports.start();
   await controller.start();
+  const started = controller;
   return {
-    controller,
-    stop: () => controller.stop(),
+    controller: started,
+    imports,
+    ready: () => started.synced && imports.synced,
+    async stop() {
+      await started.stop();
+      await imports.stop();
+    },
   };
 }

@@ -11,10 +11,11 @@ import { credentialsFromSecret } from '../commonarea/credentials.js';
 import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';
 import { RemoteCommonArea, type AreaLogger, type LeaderStatus } from '../commonarea/remote-common-area.js';
 import { ResilientInformer } from '../kube/informer.js';
-import { describeError } from '../kube/errors.js';
+import { describeError, httpStatus, isConflict } from '../kube/errors.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import { computeStatus, type ComputedStatus } from '../status/compute.js';
 import { StatusWriter } from '../status/writer.js';
+import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
@@ -35,9 +36,17 @@ export interface ClusterSetControllerOptions {
   /** How long a deleted ClusterSet waits for the leader to accept the leave before giving up. */
   readonly leaveTimeoutMs?: number;
   readonly logger: ControllerLogger;
-  /** Hook for each area once it exists (the importer attaches here). */
-  readonly onAreaBeat?: (clusterSet: string, status: LeaderStatus, api: LeaderApi) => void;
-  readonly onAreaRemoved?: (clusterSet: string, leaving: boolean) => Promise<void>;
+  /** Called after every accepted heartbeat (the importer connects here). */
+  readonly onAreaBeat?: (clusterSet: string, target: LeaderTarget, status: LeaderStatus, api: LeaderApi) => void;
+  /** Called after every heartbeat, for metrics. */
+  readonly onBeatResult?: (clusterSet: string, leader: string, ok: boolean, seconds: number, reason?: string) => void;
+  /** Called after every change of a leader's conditions. */
+  readonly onAreaStatus?: (clusterSet: string, target: LeaderTarget, status: LeaderStatus) => void;
+  /** Called when an area goes away; `leaving` means the ClusterSet (or this leader) is gone for good. */
+  readonly onAreaRemoved?: (clusterSet: string, target: LeaderTarget | undefined, leaving: boolean) => Promise<void>;
+  /** Import counters to publish in the ClusterSet status. */
+  readonly importCounts?: (clusterSet: string) => ComputedStatus['imports'];
+  readonly events?: EventRecorder;
   readonly createApi?: (credentials: Parameters<typeof createLeaderApi>[0], namespace: string) => LeaderApi;
 }
 
@@ -53,6 +62,7 @@ export class ClusterSetController {
   private readonly status: StatusWriter<ClusterSet>;
   private readonly areas = new Map<string, ManagedArea>();
   private readonly specProblems = new Map<string, { reason: string; message: string }>();
+  private readonly lastReady = new Map<string, string>();
   private readonly objects: CustomObjectsApi;
   private readonly log: ControllerLogger;
   private readonly ref: { group: string; version: string; plural: string; namespace: string };
@@ -94,7 +104,11 @@ export class ClusterSetController {
         },
       },
       desired: (object) => this.desiredStatus(object),
-      onError: (name, error) => { this.log.warn('status write failed; will retry', { clusterSet: name, error: describeError(error) }); },
+      onError: (name, error) => {
+        // A conflict only means the informer cache lagged our own previous write.
+        if (isConflict(error)) this.log.debug('status write conflicted; retrying with a fresh copy', { clusterSet: name });
+        else this.log.warn('status write failed; will retry', { clusterSet: name, error: describeError(error) });
+      },
     });
   }
 
@@ -142,6 +156,17 @@ export class ClusterSetController {
     return this.areas.get(clusterSet)?.area;
   }
 
+  /** Asks for a status write (e.g. after import counters changed). */
+  requestStatus(clusterSet: string): void {
+    this.status.request(clusterSet);
+  }
+
+  /** The ClusterSet as the object Events are recorded on. */
+  eventTarget(clusterSet: string): EventTarget {
+    const uid = this.clusterSets.get(clusterSet, this.options.namespace)?.metadata?.uid;
+    return { apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, name: clusterSet, namespace: this.options.namespace, ...(uid ? { uid } : {}) };
+  }
+
   private async reconcile(name: string): Promise<{ requeueAfterMs: number } | undefined> {
     const log = this.log.child({ clusterSet: name });
     const clusterSet = this.clusterSets.get(name, this.options.namespace);
@@ -163,7 +188,7 @@ export class ClusterSetController {
       return undefined;
     }
     this.specProblems.delete(name);
-    await this.ensureFinalizer(clusterSet);
+    const finalizerInPlace = await this.ensureFinalizer(clusterSet);
 
     const target = parsed.target;
     let managed = this.areas.get(name);
@@ -180,7 +205,8 @@ export class ClusterSetController {
     managed.area.setCredentials(credentialsFromSecret(target.server, { namespace: this.options.namespace, name: target.secretName }, secret));
     managed.area.start();
     this.status.request(name);
-    return undefined;
+    // Our cached copy was older than the server's; the update event brings the new one.
+    return finalizerInPlace ? undefined : { requeueAfterMs: 200 };
   }
 
   private createArea(clusterSet: ClusterSet, target: LeaderTarget, log: ControllerLogger): RemoteCommonArea {
@@ -196,8 +222,13 @@ export class ClusterSetController {
       failureThreshold: this.options.failureThreshold,
       createApi,
       logger: log.child({ leader: target.leaderClusterID, leaderNamespace: target.leaderNamespace }),
-      onStatusChange: () => { this.status.request(name); },
-      ...(this.options.onAreaBeat ? { onBeat: (status: LeaderStatus, api: LeaderApi) => this.options.onAreaBeat?.(name, status, api) } : {}),
+      onStatusChange: () => {
+        this.status.request(name);
+        const area = this.areas.get(name)?.area;
+        if (area) this.leaderStatusChanged(name, target, area.getStatus());
+      },
+      ...(this.options.onAreaBeat ? { onBeat: (status: LeaderStatus, api: LeaderApi) => this.options.onAreaBeat?.(name, target, status, api) } : {}),
+      ...(this.options.onBeatResult ? { onBeatResult: (ok: boolean, seconds: number, reason?: string) => this.options.onBeatResult?.(name, target.leaderClusterID, ok, seconds, reason) } : {}),
       // Carry conditions over a restart, so their transition times (and Ready) do not reset.
       initial: {
         ...(ready?.status && ready.lastTransitionTime ? { ready: { ...ready, type: 'Ready', status: ready.status, lastTransitionTime: ready.lastTransitionTime } } : {}),
@@ -214,8 +245,9 @@ export class ClusterSetController {
    */
   private async removeArea(name: string, leave: boolean, log: ControllerLogger, deadline: number): Promise<void> {
     const managed = this.areas.get(name);
+    this.lastReady.delete(name);
     if (!managed) {
-      await this.options.onAreaRemoved?.(name, leave);
+      await this.options.onAreaRemoved?.(name, undefined, leave);
       return;
     }
     if (leave) {
@@ -231,7 +263,20 @@ export class ClusterSetController {
       await managed.area.stop();
     }
     this.areas.delete(name);
-    await this.options.onAreaRemoved?.(name, leave);
+    await this.options.onAreaRemoved?.(name, managed.target, leave);
+  }
+
+  /** Events for real Ready transitions, and the hook the importer uses to track leader loss. */
+  private leaderStatusChanged(name: string, target: LeaderTarget, status: LeaderStatus): void {
+    const previous = this.lastReady.get(name);
+    const ready = status.ready;
+    this.lastReady.set(name, ready.status);
+    if (previous !== undefined && previous !== ready.status) {
+      const connected = ready.status === 'True';
+      this.options.events?.record(this.eventTarget(name), connected ? 'Normal' : 'Warning', connected ? 'LeaderConnected' : 'LeaderDisconnected',
+        connected ? (ready.message ?? '') : `${ready.reason ?? 'Unknown'}: ${ready.message ?? ''}`);
+    }
+    this.options.onAreaStatus?.(name, target, status);
   }
 
   private async finishDeletion(clusterSet: ClusterSet, log: ControllerLogger): Promise<undefined> {
@@ -266,16 +311,24 @@ export class ClusterSetController {
     return undefined;
   }
 
-  private async ensureFinalizer(clusterSet: ClusterSet): Promise<void> {
+  /** Adds the leave finalizer; false when our cached copy was stale (the patch's test failed). */
+  private async ensureFinalizer(clusterSet: ClusterSet): Promise<boolean> {
     const finalizers = clusterSet.metadata?.finalizers;
-    if (finalizers?.includes(LEAVE_FINALIZER)) return;
-    await this.objects.patchNamespacedCustomObject({
-      ...this.ref, name: clusterSet.metadata?.name ?? '',
-      body: [
-        { op: 'test', path: '/metadata/resourceVersion', value: clusterSet.metadata?.resourceVersion },
-        finalizers ? { op: 'add', path: '/metadata/finalizers/-', value: LEAVE_FINALIZER } : { op: 'add', path: '/metadata/finalizers', value: [LEAVE_FINALIZER] },
-      ],
-    });
+    if (finalizers?.includes(LEAVE_FINALIZER)) return true;
+    try {
+      await this.objects.patchNamespacedCustomObject({
+        ...this.ref, name: clusterSet.metadata?.name ?? '',
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: clusterSet.metadata?.resourceVersion },
+          finalizers ? { op: 'add', path: '/metadata/finalizers/-', value: LEAVE_FINALIZER } : { op: 'add', path: '/metadata/finalizers', value: [LEAVE_FINALIZER] },
+        ],
+      });
+      return true;
+    } catch (err) {
+      // A failed JSON-patch test is 422; the cache catches up within milliseconds.
+      if (httpStatus(err) === 422 || isConflict(err)) return false;
+      throw err;
+    }
   }
 
   private desiredStatus(clusterSet: ClusterSet): ComputedStatus | undefined {
@@ -283,10 +336,12 @@ export class ClusterSetController {
     if (clusterSet.metadata?.deletionTimestamp) return undefined;
     const managed = this.areas.get(name);
     const specProblem = this.specProblems.get(name);
+    const imports = this.options.importCounts?.(name);
     return computeStatus({
       generation: clusterSet.metadata?.generation,
       leaders: managed ? [managed.area.getStatus()] : [],
       ...(specProblem ? { specProblem } : {}),
+      ...(imports ? { imports } : {}),
       previous: clusterSet.status,
       now: new Date(),
     });

@@ -39,6 +39,8 @@ export interface RemoteCommonAreaOptions {
   readonly onStatusChange: () => void;
   /** Called after every accepted beat, e.g. to start watchers once connected. */
   readonly onBeat?: (status: LeaderStatus, api: LeaderApi) => void;
+  /** Called after every beat that reached the leader or failed trying, for metrics. */
+  readonly onBeatResult?: (ok: boolean, seconds: number, reason?: string) => void;
   readonly initial?: ConstructorParameters<typeof LeaderConditions>[0]['initial'];
   readonly now?: () => Date;
 }
@@ -137,9 +139,11 @@ export class RemoteCommonArea {
       if (this.configProblem && this.conditions.recordFailure(this.configProblem)) this.options.onStatusChange();
       return;
     }
+    const started = performance.now();
     try {
       await this.writer.beat(api);
       if (aborted(signal)) return;
+      this.options.onBeatResult?.(true, (performance.now() - started) / 1000);
       const wasConnected = this.conditions.connected;
       this.conditions.recordSuccess();
       if (!wasConnected) this.options.logger.info('connected to leader: heartbeat accepted');
@@ -150,6 +154,7 @@ export class RemoteCommonArea {
       const verb = err instanceof AnnounceError ? err.verb : 'update';
       const cause = err instanceof AnnounceError ? err.cause : err;
       const failure = this.describe(cause, verb);
+      this.options.onBeatResult?.(false, (performance.now() - started) / 1000, failure.reason);
       const before = this.conditions.connected;
       const changed = this.conditions.recordFailure(failure);
       const { consecutiveFailures } = this.conditions.snapshot();

@@ -1,0 +1,115 @@
+// One Importer per ClusterSet, driven by the ClusterSet controller's area hooks: created on
+// the first accepted heartbeat, reconnected when the leader client changes (credential
+// rotation), told when the leader is lost, stopped or emptied when the area goes away.
+import { CoreV1Api, type KubeConfig, type V1Namespace, Watch } from '@kubernetes/client-node';
+import type { ImportPolicyConfig } from '../config/config.js';
+import type { LeaderApi } from '../commonarea/leader-api.js';
+import type { LeaderStatus } from '../commonarea/remote-common-area.js';
+import type { LeaderTarget } from '../clusterset/spec.js';
+import type { EventRecorder, EventTarget } from '../events/recorder.js';
+import { ResilientInformer } from '../kube/informer.js';
+import { describeError } from '../kube/errors.js';
+import type { ImportCounts } from '../status/compute.js';
+import { Importer, purgeOwned, type ImporterLogger, type ImportOutcome } from './importer.js';
+import type { LocalStore } from './local-store.js';
+import type { ImportOwner } from './ownership.js';
+
+export interface ImportManagerLogger extends ImporterLogger {
+  child(fields: Record<string, unknown>): ImportManagerLogger;
+}
+
+export interface ImportManagerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly agentNamespace: string;
+  readonly policy: ImportPolicyConfig;
+  readonly store: LocalStore;
+  readonly events: EventRecorder;
+  readonly logger: ImportManagerLogger;
+  readonly eventTarget: (clusterSet: string) => EventTarget;
+  readonly onCountsChanged: (clusterSet: string) => void;
+  readonly onOutcome?: (clusterSet: string, kind: string, outcome: ImportOutcome) => void;
+  readonly onRejection?: (clusterSet: string, rule: string) => void;
+}
+
+export class ImportManager {
+  private readonly importers = new Map<string, Importer>();
+  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly log: ImportManagerLogger;
+
+  constructor(private readonly options: ImportManagerOptions) {
+    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.log = options.logger.child({ component: 'importer' });
+    // The firewall needs to know which namespaces exist: the agent never creates one.
+    this.namespaces = new ResilientInformer<V1Namespace>({
+      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: new Watch(options.kubeConfig), logger: this.log,
+    });
+  }
+
+  start(): Promise<void> {
+    return this.namespaces.start();
+  }
+
+  get synced(): boolean {
+    return this.namespaces.hasSynced;
+  }
+
+  owner(clusterSet: string, target: LeaderTarget): ImportOwner {
+    return {
+      clusterSetID: clusterSet, leaderClusterID: target.leaderClusterID, leaderNamespace: target.leaderNamespace,
+      agentNamespace: this.options.agentNamespace, localClusterID: target.localClusterID,
+    };
+  }
+
+  onBeat(clusterSet: string, target: LeaderTarget, _status: LeaderStatus, api: LeaderApi): void {
+    let importer = this.importers.get(clusterSet);
+    if (!importer) {
+      importer = new Importer({
+        owner: this.owner(clusterSet, target),
+        policy: this.options.policy,
+        store: this.options.store,
+        namespaceExists: (ns) => this.namespaces.get(ns) !== undefined,
+        events: this.options.events,
+        eventTarget: () => this.options.eventTarget(clusterSet),
+        logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
+        onCountsChanged: () => { this.options.onCountsChanged(clusterSet); },
+        onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
+        onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
+      });
+      this.importers.set(clusterSet, importer);
+    }
+    importer.setLeaderConnected(true);
+    importer.connect(api);
+  }
+
+  onStatus(clusterSet: string, status: LeaderStatus): void {
+    this.importers.get(clusterSet)?.setLeaderConnected(status.ready.status === 'True');
+  }
+
+  async onAreaRemoved(clusterSet: string, target: LeaderTarget | undefined, leaving: boolean): Promise<void> {
+    const importer = this.importers.get(clusterSet);
+    this.importers.delete(clusterSet);
+    if (!leaving) {
+      await importer?.stop();
+      return;
+    }
+    if (importer) await importer.leave();
+    else if (target) await purgeOwned(this.options.store, this.owner(clusterSet, target), this.log);
+  }
+
+  counts(clusterSet: string): ImportCounts | undefined {
+    return this.importers.get(clusterSet)?.counts();
+  }
+
+  importerFor(clusterSet: string): Importer | undefined {
+    return this.importers.get(clusterSet);
+  }
+
+  async stop(): Promise<void> {
+    const all = [...this.importers.values()];
+    this.importers.clear();
+    await Promise.all(all.map((i) => i.stop().catch((err: unknown) => {
+      this.log.warn('importer did not stop cleanly', { error: describeError(err) });
+    })));
+    await this.namespaces.stop();
+  }
+}

@@ -1,0 +1,194 @@
+// Imports on real control planes: every kind round-trips, targeting, no churn across a
+// restart with 200 imports, a leader restart mid-watch, and lost-leader retention.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { IMPORTED_SERVICE_ANNOTATION } from '../../src/api/types.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import { CLUSTERSET_LABEL, MANAGED_BY_LABEL } from '../../src/importer/ownership.js';
+import {
+  AGENT_NS, capturedLogger, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, setupLeader, waitForReady, writeLeaderSecret,
+} from '../harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { clusterInfoRI, endpointsRI, leaderImports, memberReads, serviceImportRI } from '../harness/imports.js';
+import { createNamespace } from '../harness/kube.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const INTERVAL_S = 2;
+// Longer than a leader apiserver restart on 2 busy cores, so the short-outage case stays short.
+const RETENTION_S = 20;
+const MEMBER_ID = 'east';
+const converge = { timeoutMs: 15_000, intervalMs: 100 };
+
+describe('imports from a leader', () => {
+  let leader: ControlPlane;
+  let member: ControlPlane;
+  let agent: Agent | undefined;
+  let log = capturedLogger();
+  const config = () => loadConfig({
+    argv: ['--config', 'agent.yaml'], env: {},
+    readFile: () => `namespace: ${AGENT_NS}
+heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
+imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)} }
+`,
+  });
+  const startMemberAgent = async () => {
+    log = capturedLogger();
+    agent = await startAgent(config(), log.logger, member.adminConfig());
+  };
+  const ri = () => leaderImports(leader.adminConfig());
+  const local = () => memberReads(member.adminConfig());
+
+  before(async () => {
+    [leader, member] = await Promise.all([startControlPlane('leader'), startControlPlane('member')]);
+    await Promise.all([setupLeader(leader), installCrds(member)]);
+    for (const ns of [AGENT_NS, 'team-a', 'team-b']) await createNamespace(member.adminConfig(), ns);
+    const access = await createMemberAccess(leader, MEMBER_ID);
+    await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
+    await createClusterSet(member, { clusterID: MEMBER_ID, server: leader.server, secret: 'leader-token' });
+    await startMemberAgent();
+    await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
+  });
+  after(async () => {
+    await agent?.stop();
+    await Promise.all([leader.stop(), member.stop()]);
+  });
+  onFailureShowLogs(() => [leader, member], () => `--- agent log ---\n${log.text()}`);
+
+  it('ServiceImport: creates, updates and deletes the antrea-mc Service and the ServiceImport', async () => {
+    await ri().create(serviceImportRI('team-a', 'web', [{ name: 'http', port: 80 }]));
+    const svc = await waitFor('Service antrea-mc-web', () => local().service('team-a', 'antrea-mc-web'), converge);
+    assert.equal(svc.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION], 'true');
+    assert.equal(svc.metadata?.labels?.[MANAGED_BY_LABEL], 'clusterset-agent');
+    assert.equal(svc.metadata?.labels?.[CLUSTERSET_LABEL], CLUSTERSET_ID);
+    assert.equal(svc.spec?.type, 'ClusterIP');
+    assert.deepEqual(svc.spec?.ports?.map((p) => [p.name, p.port, p.protocol]), [['http', 80, 'TCP']]);
+    assert.equal(svc.spec?.selector, undefined, 'an imported Service selects no local pods');
+    const si = await waitFor('ServiceImport web with the ClusterIP', async () => {
+      const found = await local().serviceImport('team-a', 'web');
+      return found?.spec?.ips?.length ? found : undefined;
+    }, converge);
+    assert.deepEqual(si.spec?.ips, [svc.spec?.clusterIP]);
+
+    const current = await ri().get('team-a-web-service');
+    await ri().replace({ ...current, spec: { ...current.spec, serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] } } } });
+    const updated = await waitFor('Service port 8080', async () => {
+      const s = await local().service('team-a', 'antrea-mc-web');
+      return s?.spec?.ports?.[0]?.port === 8080 ? s : undefined;
+    }, converge);
+    assert.equal(updated.metadata?.uid, svc.metadata?.uid, 'updated in place, not recreated');
+    await waitFor('ServiceImport port 8080', async () => (await local().serviceImport('team-a', 'web'))?.spec?.ports?.[0]?.port === 8080, converge);
+
+    await ri().delete('team-a-web-service');
+    await waitFor('Service and ServiceImport gone', async () =>
+      (await local().service('team-a', 'antrea-mc-web')) === undefined && (await local().serviceImport('team-a', 'web')) === undefined, converge);
+  });
+
+  it('Endpoints: round-trips subsets', async () => {
+    await ri().create(endpointsRI('team-a', 'db', ['10.10.0.5']));
+    const ep = await waitFor('Endpoints antrea-mc-db', () => local().endpoints('team-a', 'antrea-mc-db'), converge);
+    assert.deepEqual(ep.subsets?.[0]?.addresses?.map((a) => a.ip), ['10.10.0.5']);
+    const current = await ri().get('team-a-db-endpoints');
+    await ri().replace({ ...current, spec: { ...current.spec, endpoints: endpointsRI('team-a', 'db', ['10.10.0.5', '10.10.0.6']).spec?.endpoints } } as typeof current);
+    await waitFor('two addresses', async () => (await local().endpoints('team-a', 'antrea-mc-db'))?.subsets?.[0]?.addresses?.length === 2, converge);
+    await ri().delete('team-a-db-endpoints');
+    await waitFor('Endpoints gone', async () => (await local().endpoints('team-a', 'antrea-mc-db')) === undefined, converge);
+  });
+
+  it('ClusterInfo: imports other clusters into the agent namespace and skips our own', async () => {
+    await ri().create(clusterInfoRI('west', '10.96.0.0/12'));
+    await ri().create(clusterInfoRI(MEMBER_ID, '10.97.0.0/12'));
+    const cii = await waitFor('ClusterInfoImport west-clusterinfo', () => local().clusterInfoImport(AGENT_NS, 'west-clusterinfo'), converge);
+    assert.equal(cii.spec?.serviceCIDR, '10.96.0.0/12');
+    const current = await ri().get('west-clusterinfo');
+    await ri().replace({ ...current, spec: { ...current.spec, clusterinfo: { ...current.spec?.clusterinfo, serviceCIDR: '10.98.0.0/16' } } });
+    await waitFor('updated serviceCIDR', async () => (await local().clusterInfoImport(AGENT_NS, 'west-clusterinfo'))?.spec?.serviceCIDR === '10.98.0.0/16', converge);
+    assert.equal(await local().clusterInfoImport(AGENT_NS, `${MEMBER_ID}-clusterinfo`), undefined, 'our own ClusterInfo is not imported');
+    await ri().delete('west-clusterinfo');
+    await ri().delete(`${MEMBER_ID}-clusterinfo`);
+    await waitFor('ClusterInfoImport gone', async () => (await local().clusterInfoImport(AGENT_NS, 'west-clusterinfo')) === undefined, converge);
+  });
+
+  it('honours spec.clusterID targeting', async () => {
+    await ri().create(serviceImportRI('team-a', 'for-west', [{ name: 'p', port: 81 }], ['west']));
+    await ri().create(serviceImportRI('team-a', 'for-us', [{ name: 'p', port: 82 }], ['west', MEMBER_ID]));
+    await waitFor('the import targeted at us', () => local().service('team-a', 'antrea-mc-for-us'), converge);
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    assert.equal(await local().service('team-a', 'antrea-mc-for-west'), undefined);
+    // Re-targeting away from us withdraws the import.
+    const current = await ri().get('team-a-for-us-service');
+    await ri().replace({ ...current, spec: { ...current.spec, clusterID: ['west'] } });
+    await waitFor('withdrawn after re-targeting', async () => (await local().service('team-a', 'antrea-mc-for-us')) === undefined, converge);
+    await ri().delete('team-a-for-west-service');
+    await ri().delete('team-a-for-us-service');
+  });
+
+  it('restarts with 200 imports in place without deleting or recreating anything, and converges on what changed meanwhile', async () => {
+    for (let i = 0; i < 100; i++) {
+      await ri().create(serviceImportRI('team-b', `svc-${String(i)}`, [{ name: 'http', port: 80 }]));
+      await ri().create(endpointsRI('team-b', `svc-${String(i)}`, [`10.20.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`]));
+    }
+    await waitFor('300 objects imported', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 300, { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('every ServiceImport has its IP', async () => {
+      const rows = await local().snapshot();
+      return rows.filter((r) => r.startsWith('serviceimports team-b/')).length === 100;
+    }, converge);
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    const before = await local().snapshot();
+    await agent?.stop();
+    // While the agent is down the leader withdraws one import and publishes another.
+    await ri().delete('team-b-svc-0-endpoints');
+    await ri().create(endpointsRI('team-b', 'late', ['10.30.0.1']));
+    await startMemberAgent();
+    await waitFor('converged after restart', async () =>
+      agent?.imports.counts(CLUSTERSET_ID)?.total === 300 && (await local().endpoints('team-b', 'antrea-mc-svc-0')) === undefined, { timeoutMs: 60_000, intervalMs: 200 });
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    const afterRestart = await local().snapshot();
+    const changed = before.filter((row) => !afterRestart.includes(row));
+    const added = afterRestart.filter((row) => !before.includes(row));
+    assert.deepEqual(changed.map((r) => r.split(' ').slice(0, 2).join(' ')), ['Endpoints team-b/antrea-mc-svc-0'], 'only the withdrawn import changed');
+    assert.deepEqual(added.map((r) => r.split(' ').slice(0, 2).join(' ')), ['Endpoints team-b/antrea-mc-late']);
+  });
+
+  it('keeps imports through a short leader outage and converges after the leader apiserver restarts mid-watch', async () => {
+    const before = await local().snapshot();
+    await leader.stopApiserver();
+    await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+    await leader.startApiserver();
+    await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
+    // The watch is back: a change made now reaches the member.
+    await ri().create(endpointsRI('team-a', 'after-restart', ['10.40.0.1']));
+    await waitFor('import created after the leader restart', () => local().endpoints('team-a', 'antrea-mc-after-restart'), converge);
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    const afterOutage = (await local().snapshot()).filter((r) => !r.includes('antrea-mc-after-restart'));
+    assert.deepEqual(afterOutage, before, 'a short outage deletes or rewrites nothing');
+    await ri().delete('team-a-after-restart-endpoints');
+  });
+
+  it('removes imports when the leader stays lost beyond the retention period, and restores them when it returns', async () => {
+    await leader.stopApiserver();
+    const lostAt = await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+    const since = Date.parse(lostAt.status?.conditions?.[0]?.lastTransitionTime ?? '');
+    await waitFor('imports removed after retention', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 0, { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
+    assert.ok(Date.now() - since >= (RETENTION_S - 1) * 1000, 'not before the retention period');
+    assert.equal(await local().service('team-b', 'antrea-mc-svc-1'), undefined);
+    await leader.startApiserver();
+    await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
+  });
+
+  it('never touches objects it does not own', async () => {
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    await core.createNamespacedService({ namespace: 'team-a', body: { metadata: { name: 'antrea-mc-mine' }, spec: { ports: [{ port: 1234 }] } } });
+    const mine = await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' });
+    await ri().create(serviceImportRI('team-a', 'mine', [{ name: 'http', port: 80 }]));
+    await waitFor('a conflict counted in status', () => (agent?.imports.counts(CLUSTERSET_ID)?.conflicts ?? 0) >= 1, converge);
+    const still = await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' });
+    assert.equal(still.metadata?.resourceVersion, mine.metadata?.resourceVersion);
+    assert.equal(await local().serviceImport('team-a', 'mine'), undefined);
+    await ri().delete('team-a-mine-service');
+    await waitFor('conflict cleared', () => agent?.imports.counts(CLUSTERSET_ID)?.conflicts === 0, converge);
+    assert.ok(await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' }), 'the user Service survives the withdrawal');
+  });
+});
