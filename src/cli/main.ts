@@ -3,10 +3,15 @@
 // every problem listed, before anything touches a cluster.
 import { ConfigError, describeConfig, loadConfig } from '../config/config.js';
 import { createLogger, errorFields } from '../log/logger.js';
-import { startAgent } from '../agent.js';
+import { runAgentProcess } from '../runner.js';
+import { runLeaderCommand } from '../leader/member-token.js';
 
 const USAGE = `Usage: clusterset-agent run [--config FILE] [--namespace NS] [--kubeconfig FILE]
                             [--heartbeat-interval SECONDS] [--failure-threshold N] [--log-level LEVEL]
+       clusterset-agent leader create-member-token --member-id ID [--namespace NS] [--kubeconfig FILE]
+                            [--service-account NAME] [--duration 8760h|SECONDS] [--secret-name NAME]
+                            [--member-namespace NS]
+                            (against the leader: prints the member's Secret YAML; 'leader --help' for more)
 `;
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -22,29 +27,34 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const logger = createLogger({ level: config.logLevel });
   logger.info('starting clusterset-agent', { config: describeConfig(config) });
-  let agent;
+  let running;
   try {
-    agent = await startAgent(config, logger);
+    running = await runAgentProcess(config, logger);
   } catch (err) {
     logger.error('agent failed to start', errorFields(err));
+    await new Promise<void>((resolve) => { logger.on('finish', resolve); logger.end(); });
     return 1;
   }
-  const running = agent;
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      logger.info('stopping: heartbeats and watchers end, announces stay on the leaders', { signal });
-      void running.stop().then(resolve, (err: unknown) => {
-        logger.error('error while stopping', errorFields(err));
-        resolve();
+  const agent = running;
+  logger.info('agent running', { healthPort: agent.healthPort, metricsPort: agent.metricsPort ?? 'off' });
+  const signalled = new Promise<number>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info('stopping: heartbeats and watchers end, announces and imports stay', { signal });
+        resolve(0);
       });
-    };
-    process.once('SIGTERM', () => { shutdown('SIGTERM'); });
-    process.once('SIGINT', () => { shutdown('SIGINT'); });
+    }
   });
-  logger.info('stopped');
+  const code = await Promise.race([signalled, agent.done]);
+  try {
+    await agent.stop();
+  } catch (err) {
+    logger.error('error while stopping', errorFields(err));
+  }
+  logger.info('stopped', { exitCode: code });
   // winston writes asynchronously; let it drain before exiting.
   await new Promise<void>((resolve) => { logger.on('finish', resolve); logger.end(); });
-  return 0;
+  return code;
 }
 
 async function main(args: readonly string[]): Promise<number> {
@@ -52,6 +62,8 @@ async function main(args: readonly string[]): Promise<number> {
   switch (command) {
     case 'run':
       return run(rest);
+    case 'leader':
+      return runLeaderCommand(rest);
     case undefined:
     case '-h':
     case '--help':

@@ -4,21 +4,14 @@
 import { PassThrough } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION, CLUSTERSET, type ClusterSet } from '../../src/api/types.js';
+import { ANTREA_MEMBER_ROLE_RULES } from '../../src/leader/member-role.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { ControlPlane } from './control-plane.js';
 import { applyCrds, createNamespace, createServiceAccountWithRole, issueToken, loadCrdFiles, waitForAccess } from './kube.js';
 import { waitFor } from './wait.js';
 
-/** Antrea's `antrea-mc-member-cluster-role` (leader namespace), verbatim. */
-export const ANTREA_MEMBER_ROLE_RULES: readonly V1PolicyRule[] = [
-  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['memberclusterannounces'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['memberclusterannounces/status'], verbs: ['get'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceexports'], verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceexports/status'], verbs: ['get', 'patch', 'update'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceimports'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceimports/status'], verbs: ['get', 'patch', 'update'] },
-];
+// The canonical list lives with the `leader create-member-token` command; re-exported for tests.
+export { ANTREA_MEMBER_ROLE_RULES };
 
 export const LEADER_NS = 'antrea-multicluster';
 export const AGENT_NS = 'clusterset-agent';

@@ -1,0 +1,201 @@
+// The agent's Prometheus metrics, on a private prom-client Registry (never the global one), so
+// two agents in one process, or two tests, never share series.
+//
+// | metric                                           | type      | labels                      |
+// |--------------------------------------------------|-----------|-----------------------------|
+// | clusterset_agent_heartbeat_duration_seconds      | histogram | clusterset, leader          |
+// | clusterset_agent_heartbeat_failures_total        | counter   | clusterset, leader, reason  |
+// | clusterset_agent_leader_connected                | gauge     | clusterset, leader (1 / 0)  |
+// | clusterset_agent_seconds_since_last_heartbeat    | gauge     | clusterset, leader          |
+// | clusterset_agent_imports_total                   | counter   | clusterset, kind, outcome   |
+// | clusterset_agent_import_rejections_total         | counter   | clusterset, rule            |
+// | clusterset_agent_is_leader                       | gauge     | (none)                      |
+//
+// plus prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, ...).
+//
+// `seconds_since_last_heartbeat` counts from the last *successful* beat and is computed when
+// scraped, so an agent whose heartbeat loop has stalled still shows a growing value; a series
+// appears with the first successful beat. Alert on it rather than on `leader_connected`, which
+// only turns 0 after the failure threshold.
+//
+// `forget(clusterSet)` drops every series of a deleted ClusterSet, so label cardinality follows
+// the ClusterSets that exist rather than every one that ever did.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What happened to one imported object. */
+export const IMPORT_OUTCOMES = ['created', 'updated', 'deleted', 'unchanged', 'rejected', 'conflict', 'failed'] as const;
+export type ImportOutcome = (typeof IMPORT_OUTCOMES)[number];
+
+export interface AgentMetricsOptions {
+  /** Epoch milliseconds; injectable so `seconds_since_last_heartbeat` can be tested. Default Date.now. */
+  readonly now?: () => number;
+  /** Include prom-client's process_* and nodejs_* metrics. Default true. */
+  readonly defaultMetrics?: boolean;
+}
+
+/** Reason used when a failed beat is reported without one. */
+export const UNKNOWN_REASON = 'Unknown';
+
+const PREFIX = 'clusterset_agent_';
+
+type LeaderLabel = 'clusterset' | 'leader';
+
+export class AgentMetrics {
+  readonly #registry = new Registry();
+  readonly #now: () => number;
+  readonly #heartbeatDuration: Histogram<LeaderLabel>;
+  readonly #heartbeatFailures: Counter<LeaderLabel | 'reason'>;
+  readonly #leaderConnected: Gauge<LeaderLabel>;
+  readonly #imports: Counter<'clusterset' | 'kind' | 'outcome'>;
+  readonly #rejections: Counter<'clusterset' | 'rule'>;
+  readonly #isLeader: Gauge;
+  /** clusterSet -> leader -> epoch ms of the last successful beat. */
+  readonly #lastBeat = new Map<string, Map<string, number>>();
+  /**
+   * clusterSet -> label sets written for it, per metric. prom-client can only remove a series by
+   * its exact labels, so forget() needs to know which ones exist.
+   */
+  readonly #series = new Map<string, Map<{ remove(labels: Record<string, string>): void }, Map<string, Record<string, string>>>>();
+
+  constructor(options: AgentMetricsOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    const registers = [this.#registry];
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.#registry });
+    this.#heartbeatDuration = new Histogram({
+      name: `${PREFIX}heartbeat_duration_seconds`,
+      help: 'Duration of one heartbeat (MemberClusterAnnounce write) to a leader, successful or not.',
+      labelNames: ['clusterset', 'leader'] as const,
+      // From a healthy loopback answer (ms) to the 10 s request timeout ceiling.
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#heartbeatFailures = new Counter({
+      name: `${PREFIX}heartbeat_failures_total`,
+      help: 'Heartbeats to a leader that failed, by failure reason.',
+      labelNames: ['clusterset', 'leader', 'reason'] as const,
+      registers,
+    });
+    this.#leaderConnected = new Gauge({
+      name: `${PREFIX}leader_connected`,
+      help: '1 while the ClusterSet reports the leader as connected (Ready=True), else 0.',
+      labelNames: ['clusterset', 'leader'] as const,
+      registers,
+    });
+    const lastBeat = this.#lastBeat;
+    const now = this.#now;
+    // Registered and read only through the registry: its value is computed in collect().
+    new Gauge<LeaderLabel>({
+      name: `${PREFIX}seconds_since_last_heartbeat`,
+      help: 'Seconds since the last successful heartbeat to the leader, computed at scrape time.',
+      labelNames: ['clusterset', 'leader'] as const,
+      registers,
+      collect() {
+        const at = now();
+        this.reset();
+        for (const [clusterset, leaders] of lastBeat) {
+          for (const [leader, when] of leaders) this.set({ clusterset, leader }, Math.max(0, at - when) / 1000);
+        }
+      },
+    });
+    this.#imports = new Counter({
+      name: `${PREFIX}imports_total`,
+      help: `Objects handled by the importer, by kind and outcome (${IMPORT_OUTCOMES.join('|')}).`,
+      labelNames: ['clusterset', 'kind', 'outcome'] as const,
+      registers,
+    });
+    this.#rejections = new Counter({
+      name: `${PREFIX}import_rejections_total`,
+      help: 'Imports refused by the import policy, by the rule that refused them.',
+      labelNames: ['clusterset', 'rule'] as const,
+      registers,
+    });
+    this.#isLeader = new Gauge({
+      name: `${PREFIX}is_leader`,
+      help: '1 while this replica holds the leader-election Lease (or runs without election), else 0.',
+      registers,
+    });
+    this.#isLeader.set(0);
+  }
+
+  /** Value for the Content-Type header of a scrape response. */
+  get contentType(): string {
+    return this.#registry.contentType;
+  }
+
+  /** The exposition text, for a /metrics handler. */
+  metrics(): Promise<string> {
+    return this.#registry.metrics();
+  }
+
+  /**
+   * One heartbeat finished after `seconds`. A success restarts `seconds_since_last_heartbeat`; a
+   * failure counts under `reason` (a FailureReason, e.g. `Unauthorized`; `Unknown` if absent).
+   */
+  observeBeat(clusterSet: string, leader: string, seconds: number, ok: boolean, reason?: string): void {
+    const labels = { clusterset: clusterSet, leader };
+    this.#heartbeatDuration.observe(labels, Math.max(0, seconds));
+    this.#track(clusterSet, this.#heartbeatDuration, labels);
+    if (ok) {
+      let leaders = this.#lastBeat.get(clusterSet);
+      if (leaders === undefined) {
+        leaders = new Map();
+        this.#lastBeat.set(clusterSet, leaders);
+      }
+      leaders.set(leader, this.#now());
+    } else {
+      const failure = { ...labels, reason: reason === undefined || reason === '' ? UNKNOWN_REASON : reason };
+      this.#heartbeatFailures.inc(failure);
+      this.#track(clusterSet, this.#heartbeatFailures, failure);
+    }
+  }
+
+  setConnected(clusterSet: string, leader: string, connected: boolean): void {
+    const labels = { clusterset: clusterSet, leader };
+    this.#leaderConnected.set(labels, connected ? 1 : 0);
+    this.#track(clusterSet, this.#leaderConnected, labels);
+  }
+
+  recordImport(clusterSet: string, kind: string, outcome: ImportOutcome): void {
+    const labels = { clusterset: clusterSet, kind, outcome };
+    this.#imports.inc(labels);
+    this.#track(clusterSet, this.#imports, labels);
+  }
+
+  /** An import refused by the policy; `rule` names the rule (e.g. `deniedNamespace`, `maxObjectBytes`). */
+  recordRejection(clusterSet: string, rule: string): void {
+    const labels = { clusterset: clusterSet, rule };
+    this.#rejections.inc(labels);
+    this.#track(clusterSet, this.#rejections, labels);
+  }
+
+  /** Whether this replica currently holds the Lease. */
+  setElected(elected: boolean): void {
+    this.#isLeader.set(elected ? 1 : 0);
+  }
+
+  /** Drops every series labelled with `clusterSet` (the ClusterSet was deleted). */
+  forget(clusterSet: string): void {
+    this.#lastBeat.delete(clusterSet);
+    const metrics = this.#series.get(clusterSet);
+    if (metrics === undefined) return;
+    for (const [metric, labelSets] of metrics) {
+      for (const labels of labelSets.values()) metric.remove(labels);
+    }
+    this.#series.delete(clusterSet);
+  }
+
+  #track(clusterSet: string, metric: { remove(labels: Record<string, string>): void }, labels: Record<string, string>): void {
+    let metrics = this.#series.get(clusterSet);
+    if (metrics === undefined) {
+      metrics = new Map();
+      this.#series.set(clusterSet, metrics);
+    }
+    let labelSets = metrics.get(metric);
+    if (labelSets === undefined) {
+      labelSets = new Map();
+      metrics.set(metric, labelSets);
+    }
+    // Keys are built from the values in label-name order, which every call site keeps fixed.
+    labelSets.set(JSON.stringify(Object.values(labels)), labels);
+  }
+}

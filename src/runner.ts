@@ -1,0 +1,93 @@
+// The agent as a process: health and metrics servers, optional leader election, and the
+// agent itself, started only on the elected replica. `clusterset-agent run` is this.
+import type winston from 'winston';
+import type { AgentConfig } from './config/config.js';
+import { kubeLeaseClient, LeaseElector } from './election/lease-elector.js';
+import { startHttpServer, type HttpServer } from './health/server.js';
+import { errorFields } from './log/logger.js';
+import { AgentMetrics } from './metrics/metrics.js';
+import { memberKubeConfig, startAgent, type Agent } from './agent.js';
+
+export interface RunningProcess {
+  readonly metrics: AgentMetrics;
+  readonly healthPort: number;
+  readonly metricsPort: number | undefined;
+  /** Resolves when the process should exit (with this code): a signal, or lost leadership. */
+  readonly done: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function runAgentProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
+  const kubeConfig = memberKubeConfig(config);
+  const metrics = new AgentMetrics();
+  let agent: Agent | undefined;
+  let starting: Promise<void> | undefined;
+  let finish: (code: number) => void = () => undefined;
+  const done = new Promise<number>((resolve) => { finish = resolve; });
+
+  const startWork = async () => {
+    agent = await startAgent(config, logger, kubeConfig, metrics);
+  };
+  const elector = config.leaderElection.enabled
+    ? new LeaseElector({
+      lease: kubeLeaseClient(kubeConfig, config.namespace, config.leaderElection.leaseName),
+      leaseDurationSeconds: config.leaderElection.leaseDurationSeconds,
+      renewDeadlineSeconds: config.leaderElection.renewDeadlineSeconds,
+      retryPeriodSeconds: config.leaderElection.retryPeriodSeconds,
+      logger,
+      onStartedLeading: () => {
+        metrics.setElected(true);
+        logger.info('elected: starting heartbeats and imports');
+        starting = startWork().catch((err: unknown) => {
+          logger.error('agent failed to start', errorFields(err));
+          finish(1);
+        });
+      },
+      onStoppedLeading: (reason) => {
+        // Another replica may already be writing: stop at once and let Kubernetes restart us.
+        metrics.setElected(false);
+        logger.error('lost leadership: exiting', { reason });
+        finish(1);
+      },
+    })
+    : undefined;
+
+  const servers: HttpServer[] = [];
+  const health = await startHttpServer({
+    bindAddress: config.health.bindAddress,
+    readyz: () => {
+      if (elector && !elector.isLeader) return { ok: true, detail: `standby (leader: ${elector.leader ?? 'none yet'})` };
+      return agent?.ready() ? { ok: true, detail: 'caches synced' } : { ok: false, detail: 'caches not synced yet' };
+    },
+  });
+  servers.push(health);
+  let metricsServer: HttpServer | undefined;
+  if (config.metrics.bindAddress !== '0') {
+    metricsServer = await startHttpServer({ bindAddress: config.metrics.bindAddress, metrics });
+    servers.push(metricsServer);
+  }
+
+  if (elector) elector.start();
+  else {
+    metrics.setElected(true);
+    await startWork();
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    metrics,
+    healthPort: health.port,
+    metricsPort: metricsServer?.port,
+    done,
+    stop() {
+      stopped ??= (async () => {
+        await starting;
+        await agent?.stop();
+        // Hand the lease back only after the work it guards has stopped.
+        if (elector) await elector.release();
+        await Promise.all(servers.map((s) => s.close()));
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ANTREA_MEMBER_ROLE_RULES, memberRulesNotGranted, missingMemberPermissions } from '../../src/leader/member-role.js';
+import { createMemberToken, leaderCaPem, MemberTokenError, parseDuration, runLeaderCommand } from '../../src/leader/member-token.js';
+
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+function kubeConfig(cluster: { caData?: string; caFile?: string }): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'leader', server: 'https://127.0.0.1:1', skipTLSVerify: false, ...cluster }],
+    users: [{ name: 'admin', token: 'x' }],
+    contexts: [{ name: 'leader', cluster: 'leader', user: 'admin' }],
+    currentContext: 'leader',
+  });
+  return kc;
+}
+
+function captureIO() {
+  let stdout = '';
+  let stderr = '';
+  return {
+    io: { stdout: { write: (t: string) => { stdout += t; } }, stderr: { write: (t: string) => { stderr += t; } } },
+    out: () => stdout,
+    err: () => stderr,
+  };
+}
+
+describe('parseDuration', () => {
+  it('accepts seconds and h/m/s durations', () => {
+    assert.equal(parseDuration('3600'), 3600);
+    assert.equal(parseDuration('8760h'), 31_536_000);
+    assert.equal(parseDuration('90m'), 5400);
+    assert.equal(parseDuration('1h30m15s'), 5415);
+    assert.equal(parseDuration(' 600s '), 600);
+  });
+  it('rejects anything else', () => {
+    for (const bad of ['', 'h', '1d', '1.5h', '-3', '30m1h', '1 h']) {
+      assert.throws(() => parseDuration(bad), MemberTokenError, bad);
+    }
+  });
+});
+
+describe('leaderCaPem', () => {
+  it('reads certificate-authority-data and certificate-authority', () => {
+    assert.equal(leaderCaPem(kubeConfig({ caData: Buffer.from(PEM).toString('base64') })), PEM);
+    assert.throws(() => leaderCaPem(kubeConfig({ caFile: '/nonexistent/ca.crt' })), /cannot read the leader CA file \/nonexistent\/ca\.crt/);
+  });
+  it('refuses a cluster without a CA, or with something that is not PEM', () => {
+    assert.throws(() => leaderCaPem(kubeConfig({})), /neither certificate-authority-data nor certificate-authority/);
+    assert.throws(() => leaderCaPem(kubeConfig({ caData: Buffer.from('junk').toString('base64') })), /not a PEM certificate/);
+  });
+});
+
+describe('member Role rules', () => {
+  it("Antrea's rules grant themselves; wildcards count; resourceNames-limited rules do not", () => {
+    assert.deepEqual(missingMemberPermissions(ANTREA_MEMBER_ROLE_RULES), []);
+    assert.deepEqual(missingMemberPermissions([{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]), []);
+    const limited = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'], resourceNames: ['x'] }];
+    assert.equal(missingMemberPermissions(limited).length, 25);
+  });
+  it('names what is missing and which rules to append', () => {
+    const withoutWatch = ANTREA_MEMBER_ROLE_RULES.map((r) => Object.assign({}, r, { verbs: r.verbs.filter((v) => v !== 'watch') }));
+    assert.deepEqual(missingMemberPermissions(withoutWatch), [
+      'watch multicluster.crd.antrea.io/memberclusterannounces',
+      'watch multicluster.crd.antrea.io/resourceexports',
+      'watch multicluster.crd.antrea.io/resourceimports',
+    ]);
+    assert.deepEqual(memberRulesNotGranted(withoutWatch).map((r) => r.resources), [['memberclusterannounces'], ['resourceexports'], ['resourceimports']]);
+    assert.deepEqual(missingMemberPermissions([]).slice(0, 1), ['create core/events']);
+  });
+});
+
+describe('createMemberToken input checks (before any request)', () => {
+  const kc = kubeConfig({ caData: Buffer.from(PEM).toString('base64') });
+  for (const [options, message] of [
+    [{ memberId: 'East' }, /member ID "East" is not a DNS-1123 subdomain/],
+    [{ memberId: 'east_1' }, /member ID "east_1"/],
+    [{ memberId: `a${'b'.repeat(232)}` }, /at most 232 characters/],
+    [{ memberId: 'east', namespace: 'a.b' }, /leader namespace "a\.b" is not a DNS-1123 label/],
+    [{ memberId: 'east', serviceAccount: '-sa' }, /ServiceAccount name "-sa"/],
+    [{ memberId: 'east', secretName: 'A' }, /Secret name "A"/],
+    [{ memberId: 'east', memberNamespace: 'x_y' }, /member namespace "x_y"/],
+    [{ memberId: 'east', durationSeconds: 599 }, /at least 600 \(10m\); got 599/],
+    [{ memberId: 'east', durationSeconds: 600.5 }, /whole number of seconds/],
+  ] as const) {
+    it(JSON.stringify(options), async () => {
+      await assert.rejects(createMemberToken(kc, options), (err: unknown) => err instanceof MemberTokenError && message.test(err.message));
+    });
+  }
+  it('accepts a dotted member ID (a DNS-1123 subdomain) up to the CA check', async () => {
+    await assert.rejects(createMemberToken(kubeConfig({}), { memberId: 'east.example' }), /neither certificate-authority-data/);
+  });
+});
+
+describe('runLeaderCommand', () => {
+  it('prints usage: --help on stdout (exit 0), nothing or an unknown command on stderr (exit 2)', async () => {
+    const help = captureIO();
+    assert.equal(await runLeaderCommand(['create-member-token', '--help'], help.io), 0);
+    assert.match(help.out(), /^Usage: clusterset-agent leader create-member-token --member-id ID/);
+    const none = captureIO();
+    assert.equal(await runLeaderCommand([], none.io), 2);
+    assert.equal(none.out(), '');
+    assert.match(none.err(), /Usage:/);
+    const unknown = captureIO();
+    assert.equal(await runLeaderCommand(['delete-member'], unknown.io), 2);
+    assert.match(unknown.err(), /unknown leader command "delete-member"/);
+  });
+  it('bad flags exit 2 with nothing on stdout', async () => {
+    for (const argv of [['create-member-token'], ['create-member-token', '--member-id', 'e', '--bogus'], ['create-member-token', '--member-id', 'e', 'extra']]) {
+      const c = captureIO();
+      assert.equal(await runLeaderCommand(argv, c.io), 2, argv.join(' '));
+      assert.equal(c.out(), '');
+    }
+  });
+  it('invalid values exit 1 with one error line and nothing on stdout', async () => {
+    const c = captureIO();
+    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'e', '--duration', '1d', '--kubeconfig', '/dev/null'], c.io), 1);
+    assert.equal(c.out(), '');
+    assert.match(c.err(), /^error: duration "1d" is not a number of seconds/);
+    const kubeconfig = captureIO();
+    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'e', '--kubeconfig', '/nonexistent/kubeconfig'], kubeconfig.io), 1);
+    assert.equal(kubeconfig.out(), '');
+    assert.match(kubeconfig.err(), /^error: cannot load kubeconfig \/nonexistent\/kubeconfig: ENOENT/);
+  });
+});
