@@ -14,7 +14,13 @@ export interface RunningProcess {
   readonly metricsPort: number | undefined;
   /** Resolves when the process should exit (with this code): a signal, or lost leadership. */
   readonly done: Promise<number>;
-  stop(): Promise<void>;
+  /** Whether this replica runs the agent (always, without leader election). */
+  leading(): boolean;
+  /**
+   * Stops the agent, then hands the Lease back so a standby takes over at once.
+   * `releaseLease: false` leaves the Lease to expire, as a crashed replica would.
+   */
+  stop(options?: { releaseLease?: boolean }): Promise<void>;
 }
 
 export async function runAgentProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
@@ -79,12 +85,14 @@ export async function runAgentProcess(config: AgentConfig, logger: winston.Logge
     healthPort: health.port,
     metricsPort: metricsServer?.port,
     done,
-    stop() {
+    leading: () => agent !== undefined && (elector === undefined || elector.isLeader),
+    stop(options = {}) {
       stopped ??= (async () => {
         await starting;
         await agent?.stop();
         // Hand the lease back only after the work it guards has stopped.
-        if (elector) await elector.release();
+        if (elector && options.releaseLease !== false) await elector.release();
+        else await elector?.stop();
         await Promise.all(servers.map((s) => s.close()));
       })();
       return stopped;

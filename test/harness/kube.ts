@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
-  ApiextensionsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api,
+  ApiextensionsV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api,
   type V1CustomResourceDefinition, type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -116,6 +116,13 @@ export async function applyCrds(kc: KubeConfig, crds: readonly V1CustomResourceD
     await waitFor(`CRD ${name} Established`, async () => {
       const current = await api.readCustomResourceDefinition({ name });
       return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    // Established comes before the watch cache is ready; until then lists answer 429.
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const version = crd.spec.versions.find((v) => v.storage)?.name ?? '';
+    await waitFor(`CRD ${name} listable`, async () => {
+      await custom.listCustomObjectForAllNamespaces({ group: crd.spec.group, version, resourcePlural: crd.spec.names.plural });
+      return true;
     }, { timeoutMs: 30_000, intervalMs: 100 });
   }
 }

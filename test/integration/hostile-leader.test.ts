@@ -1,0 +1,104 @@
+// A hostile leader publishes crafted ResourceImports (system and forbidden namespaces,
+// loopback and metadata addresses, oversize, unknown kinds, taking over a user's Service...).
+// On a real member: zero local objects created or changed by them, and one specific reason
+// each (an Event naming the ResourceImport and the rule), while well-formed imports still land.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, type CoreV1Event, type V1Service } from '@kubernetes/client-node';
+import { loadConfig } from '../../src/config/config.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import {
+  BENIGN_IMPORTS, HOSTILE_ALLOWED_NAMESPACES, HOSTILE_CREATED_NAMESPACES, HOSTILE_IMPORTS, HOSTILE_LOCAL_CLUSTER_ID, HOSTILE_USER_SERVICE,
+} from '../fixtures/hostile-imports.js';
+import {
+  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
+} from '../harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { leaderImports, memberReads } from '../harness/imports.js';
+import { createNamespace } from '../harness/kube.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const INTERVAL_S = 2;
+
+describe('a hostile leader', () => {
+  let leader: ControlPlane;
+  let member: ControlPlane;
+  let agent: Agent | undefined;
+  const log = capturedLogger();
+  let initial: string[] = [];
+  let events: CoreV1Event[] = [];
+  const rejected = HOSTILE_IMPORTS.filter((h) => h.expect !== 'Skip' && h.expect !== 'Conflict');
+
+  before(async () => {
+    assert.ok(HOSTILE_IMPORTS.length >= 15, 'at least 15 crafted imports');
+    [leader, member] = await Promise.all([startControlPlane('leader'), startControlPlane('member')]);
+    await Promise.all([setupLeader(leader), installCrds(member)]);
+    for (const ns of [AGENT_NS, ...HOSTILE_CREATED_NAMESPACES]) await createNamespace(member.adminConfig(), ns);
+    await member.adminConfig().makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'team-a', body: structuredClone(HOSTILE_USER_SERVICE) as unknown as V1Service });
+    const access = await createMemberAccess(leader, HOSTILE_LOCAL_CLUSTER_ID);
+    await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
+    await createClusterSet(member, { clusterID: HOSTILE_LOCAL_CLUSTER_ID, server: leader.server, secret: 'leader-token' });
+    initial = await memberReads(member.adminConfig()).snapshot();
+    const config = loadConfig({
+      argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)],
+      env: { CSA_IMPORT_ALLOWED_NAMESPACES: HOSTILE_ALLOWED_NAMESPACES.join(',') },
+    });
+    agent = await startAgent(config, log.logger, member.adminConfig());
+    await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
+    const ri = leaderImports(leader.adminConfig());
+    for (const h of HOSTILE_IMPORTS) await ri.create(h.ri);
+    for (const b of BENIGN_IMPORTS) await ri.create(b);
+    await waitFor('every hostile import judged and the benign ones applied', () => {
+      const counts = agent?.imports.counts(CLUSTERSET_ID);
+      return counts?.rejected === rejected.length && counts.conflicts === 1 && counts.total === 4;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    events = await waitFor('an Event per rejection and conflict', async () => {
+      const list = (await core.listNamespacedEvent({ namespace: AGENT_NS })).items.filter((e) => e.involvedObject.name === CLUSTERSET_ID);
+      const judged = list.filter((e) => e.reason?.startsWith('ImportRejected') || e.reason === 'ImportConflict');
+      return judged.length >= rejected.length + 1 ? list : false;
+    }, { timeoutMs: 10_000, intervalMs: 200 });
+  });
+  after(async () => {
+    await agent?.stop();
+    await Promise.all([leader.stop(), member.stop()]);
+  });
+  onFailureShowLogs(() => [leader, member], () => `--- agent log ---\n${log.text()}`);
+
+  it('creates or changes no local object for any hostile import, while the benign ones land', async () => {
+    const afterImport = await memberReads(member.adminConfig()).snapshot();
+    const removed = initial.filter((row) => !afterImport.includes(row));
+    const added = afterImport.filter((row) => !initial.includes(row)).map((row) => row.split(' ').slice(0, 2).join(' '));
+    assert.deepEqual(removed, [], 'nothing that existed was changed or deleted (incl. the user Service antrea-mc-web)');
+    assert.deepEqual(added.sort(), [
+      'Endpoints team-a/antrea-mc-api',
+      'Service team-a/antrea-mc-api',
+      `clusterinfoimports ${AGENT_NS}/member-c-clusterinfo`,
+      'serviceimports team-a/api',
+    ]);
+  });
+
+  for (const h of HOSTILE_IMPORTS) {
+    const name = h.ri.metadata?.name ?? '';
+    it(`${h.title} → ${h.expect}`, () => {
+      const mentioning = events.filter((e) => e.message?.includes(`${LEADER_NS}/${name} `) || e.message?.includes(`${LEADER_NS}/${name}:`));
+      if (h.expect === 'Skip') {
+        assert.deepEqual(mentioning.map((e) => e.reason), [], 'a skipped import is not an error');
+        return;
+      }
+      const reason = h.expect === 'Conflict' ? 'ImportConflict' : `ImportRejected${h.expect}`;
+      assert.deepEqual(mentioning.map((e) => e.reason), [reason], `exactly one ${reason} event for ${name}`);
+      assert.equal(mentioning[0]?.type, 'Warning');
+    });
+  }
+
+  it('counts rejections and conflicts in the ClusterSet status', async () => {
+    const cs = await waitFor('status counts', async () => {
+      const found = await clusterSetApi(member.adminConfig()).get(CLUSTERSET_ID);
+      return found.status?.imports?.rejected === rejected.length ? found : false;
+    }, { timeoutMs: 10_000, intervalMs: 200 });
+    assert.deepEqual(cs.status?.imports, { total: 4, rejected: rejected.length, conflicts: 1 });
+  });
+});
