@@ -75,4 +75,6 @@ async function main(args: readonly string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Exit explicitly: keep-alive sockets to the API servers would otherwise hold the process
+// open after a clean stop, and a stopped agent must not linger.
+process.exit(await main(process.argv.slice(2)));

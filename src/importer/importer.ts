@@ -16,7 +16,7 @@ import type { ResourceImport } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { ResilientInformer } from '../kube/informer.js';
-import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { apiStatus, describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Backoff } from '../runtime/backoff.js';
 import { WorkQueue } from '../runtime/workqueue.js';
@@ -64,6 +64,16 @@ export const IMPORT_TARGET_KINDS: readonly (KindRef & { readonly agentNamespaceO
 ];
 
 const GC_KEY = '\u0000gc';
+const MISSING_KIND_RECHECK_MS = 60_000;
+
+/** `group/version plural` when `err` says the API server does not serve a kind we tried to write. */
+function missingKind(err: unknown, objects: readonly DesiredObject[]): string | undefined {
+  if (httpStatus(err) !== 404 || apiStatus(err)?.details?.name !== undefined) return undefined;
+  const message = apiStatus(err)?.message ?? '';
+  if (!/could not find the requested resource/i.test(message) && message !== '') return undefined;
+  const custom = objects.find((o) => o.group !== '');
+  return custom ? `${custom.plural}.${custom.group}/${custom.version}` : undefined;
+}
 
 function refOf(kind: KindRef, obj: PlainObject): ObjectRef {
   return { ...kind, name: obj.metadata?.name ?? '', ...(kind.namespaced ? { namespace: obj.metadata?.namespace ?? '' } : {}) };
@@ -283,7 +293,7 @@ export class Importer {
     return Promise.resolve(undefined);
   }
 
-  private async reconcile(riName: string): Promise<undefined> {
+  private async reconcile(riName: string): Promise<{ requeueAfterMs: number } | undefined> {
     await this.indexReady;
     const informer = this.informer;
     if (!informer?.hasSynced || this.purged) return undefined;
@@ -322,7 +332,17 @@ export class Importer {
         return undefined;
       }
       this.rejections.delete(riName);
-      await this.apply(riName, String(ri.spec?.kind), plan.objects, current);
+      try {
+        await this.apply(riName, String(ri.spec?.kind), plan.objects, current);
+      } catch (err) {
+        const missing = missingKind(err, plan.objects);
+        if (!missing) throw err;
+        // Retrying fast cannot help until someone installs the CRD; say so once and check back later.
+        this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportTargetMissing',
+          `ResourceImport ${this.options.owner.leaderNamespace}/${riName} needs ${missing} in this cluster, which is not installed: install it or remove the kind from imports.allowedKinds`);
+        this.options.onOutcome?.(String(ri.spec?.kind), 'failed');
+        return { requeueAfterMs: MISSING_KIND_RECHECK_MS };
+      }
       return undefined;
     } finally {
       if (JSON.stringify(this.counts()) !== before) this.options.onCountsChanged();

@@ -32,7 +32,11 @@ export interface ControlPlane {
   readonly auditLogPath: string | undefined;
   /** A fresh admin KubeConfig for @kubernetes/client-node. */
   adminConfig(): KubeConfig;
-  /** Stops only kube-apiserver (etcd keeps the data); startApiserver() brings it back on the same port. */
+  /**
+   * Kills only kube-apiserver, at once, like a crash (a graceful stop waits for open watches,
+   * up to the harness's 15 s grace); etcd keeps the data and startApiserver() brings it back
+   * on the same port.
+   */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
   /** The last lines of the apiserver and etcd logs, for failure reports. */
@@ -130,7 +134,7 @@ export async function startControlPlane(name: string, options: ControlPlaneOptio
     `--service-account-issuer=${server}`,
     `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
     `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
-    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+    '--service-cluster-ip-range=10.0.0.0/16', '--allow-privileged=true',
     // No controller-manager, so no "default" ServiceAccount would ever exist for pods.
     '--disable-admission-plugins=ServiceAccount',
     '--endpoint-reconciler-type=none',
@@ -203,7 +207,7 @@ current-context: ${name}
       return kc;
     },
     async stopApiserver() {
-      await apiserver?.stop();
+      await apiserver?.kill();
     },
     startApiserver,
     logs,

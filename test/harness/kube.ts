@@ -104,9 +104,12 @@ export function loadCrdFiles(dir = path.join(repoRoot, 'charts', 'clusterset-age
 /** Creates the CRDs (skipping existing ones) and waits until every one is Established. */
 export async function applyCrds(kc: KubeConfig, crds: readonly V1CustomResourceDefinition[]): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
+  const raw = kc.makeApiClient(CustomObjectsApi);
   for (const crd of crds) {
     try {
-      await api.createCustomResourceDefinition({ body: crd });
+      // Sent as raw JSON: the typed client's serializer only knows `x_kubernetes_*` property
+      // names and would silently drop the YAML's `x-kubernetes-preserve-unknown-fields`.
+      await raw.createClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', body: crd });
     } catch (err) {
       if (statusCode(err) !== 409) throw err;
     }

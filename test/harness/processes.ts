@@ -16,6 +16,8 @@ export interface ManagedProcess {
   readonly logFile: string;
   readonly exited: Promise<number | null>;
   stop(): Promise<void>;
+  /** SIGKILL, no grace: a crash. */
+  kill(): Promise<void>;
   isRunning(): boolean;
 }
 
@@ -63,6 +65,11 @@ export function startProcess(name: string, command: string, args: readonly strin
     logFile,
     exited,
     isRunning: () => running,
+    async kill() {
+      if (!running) return;
+      killGroup(child, 'SIGKILL');
+      await exited;
+    },
     async stop() {
       if (!running) return;
       killGroup(child, 'SIGTERM');

@@ -20,8 +20,8 @@ describe('npm run demo', () => {
     assert.equal(code, 0, out.slice(-4000));
     assert.match(out, /test-clusterset\s+antrea-multicluster\s+1\s+1\s+leader\s+True\s+Connected/);
     assert.match(out, /member-announce-from-east\s+east\s+test-clusterset\s+\S+/);
-    assert.match(out, /service\/antrea-mc-web\s+ClusterIP\s+10\.0\.0\.\d+/);
-    assert.match(out, /serviceimport\.multicluster\.x-k8s\.io\/web\s+ClusterSetIP\s+\["10\.0\.0\.\d+"\]/);
+    assert.match(out, /service\/antrea-mc-web\s+ClusterIP\s+10\.0\.\d+\.\d+/);
+    assert.match(out, /serviceimport\.multicluster\.x-k8s\.io\/web\s+ClusterSetIP\s+\["10\.0\.\d+\.\d+"\]/);
     assert.match(out, /ServiceAccount clusterset-agent\/clusterset-agent/);
     assert.deepEqual(leftoverHarnessProcesses().filter((p) => /\/demo-(leader|member)-/.test(p.cmdline)), []);
   });

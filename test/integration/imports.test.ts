@@ -2,17 +2,19 @@
 // restart with 200 imports, a leader restart mid-watch, and lost-leader retention.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import type { ResourceImport } from '../../src/api/types.js';
 import { IMPORTED_SERVICE_ANNOTATION } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { CLUSTERSET_LABEL, MANAGED_BY_LABEL } from '../../src/importer/ownership.js';
 import {
-  AGENT_NS, capturedLogger, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, setupLeader, waitForReady, writeLeaderSecret,
+  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { clusterInfoRI, endpointsRI, leaderImports, memberReads, serviceImportRI } from '../harness/imports.js';
-import { createNamespace } from '../harness/kube.js';
+import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
+import { applyCrds, createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
@@ -31,7 +33,7 @@ describe('imports from a leader', () => {
     argv: ['--config', 'agent.yaml'], env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
-imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)} }
+imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }
 `,
   });
   const startMemberAgent = async () => {
@@ -109,6 +111,41 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)} }
     await ri().delete('west-clusterinfo');
     await ri().delete(`${MEMBER_ID}-clusterinfo`);
     await waitFor('ClusterInfoImport gone', async () => (await local().clusterInfoImport(AGENT_NS, 'west-clusterinfo')) === undefined, converge);
+  });
+
+  it('AntreaClusterNetworkPolicy: a clear Event while the ACNP CRD is missing, the policy once it exists', async () => {
+    const acnp = (name: string) => ({
+      apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport',
+      metadata: { name: `${name}-antreaclusternetworkpolicy`, namespace: LEADER_NS },
+      spec: { name, namespace: '', kind: 'AntreaClusterNetworkPolicy',
+        clusternetworkpolicy: { priority: 5, tier: 'securityops', appliedTo: [{ namespaceSelector: {} }], ingress: [{ action: 'Drop', from: [{ namespaceSelector: {} }] }] } },
+    }) as ResourceImport;
+    await ri().create(acnp('early'));
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    const event = await waitFor('an ImportTargetMissing event', async () => (await core.listNamespacedEvent({ namespace: AGENT_NS })).items
+      .find((e) => e.reason === 'ImportTargetMissing' && e.message?.includes(`${LEADER_NS}/early-antreaclusternetworkpolicy`)), converge);
+    assert.match(event.message ?? '', /clusternetworkpolicies\.crd\.antrea\.io\/v1beta1 .* not installed/);
+    const acnpCrd = parse(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: { name: clusternetworkpolicies.crd.antrea.io }
+spec:
+  group: crd.antrea.io
+  scope: Cluster
+  names: { plural: clusternetworkpolicies, singular: clusternetworkpolicy, kind: ClusterNetworkPolicy, shortNames: [acnp] }
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema: { openAPIV3Schema: { type: object, properties: { spec: { type: object, x-kubernetes-preserve-unknown-fields: true } } } }
+`) as V1CustomResourceDefinition;
+    await applyCrds(member.adminConfig(), [acnpCrd]);
+    await ri().create(acnp('late'));
+    const policy = await waitFor('ClusterNetworkPolicy antrea-mc-late', () => maybe(async () => (await member.adminConfig().makeApiClient(CustomObjectsApi)
+      .getClusterCustomObject({ group: 'crd.antrea.io', version: 'v1beta1', plural: 'clusternetworkpolicies', name: 'antrea-mc-late' })) as { spec?: { priority?: number }; metadata?: { annotations?: Record<string, string> } }), converge);
+    assert.equal(policy.spec?.priority, 5);
+    assert.equal(policy.metadata?.annotations?.['multicluster.antrea.io/imported-acnp'], 'true');
+    await ri().delete('late-antreaclusternetworkpolicy');
+    await ri().delete('early-antreaclusternetworkpolicy');
   });
 
   it('honours spec.clusterID targeting', async () => {
@@ -190,5 +227,16 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)} }
     await ri().delete('team-a-mine-service');
     await waitFor('conflict cleared', () => agent?.imports.counts(CLUSTERSET_ID)?.conflicts === 0, converge);
     assert.ok(await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' }), 'the user Service survives the withdrawal');
+  });
+
+  it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {
+    await waitFor('imports present', () => (agent?.imports.counts(CLUSTERSET_ID)?.total ?? 0) > 0, converge);
+    await clusterSetApi(member.adminConfig()).delete(CLUSTERSET_ID);
+    await waitFor('no object of ours left', async () => {
+      const rows = await local().snapshot();
+      return rows.every((r) => !/ (team-a|team-b)\/antrea-mc-(svc|late)/.test(r)) && !rows.some((r) => r.startsWith('serviceimports team-b/'));
+    }, { timeoutMs: 60_000, intervalMs: 200 });
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    assert.ok(await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' }), 'the user Service is not ours to delete');
   });
 });
