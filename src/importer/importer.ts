@@ -127,6 +127,7 @@ export class Importer {
   private readonly conflicts = new Map<string, string>();
   private lostTimer: ReturnType<typeof setTimeout> | undefined;
   private purged = false;
+  private leaderConnected = true;
   private stopped = false;
   private indexReady: Promise<void> | undefined;
 
@@ -176,9 +177,18 @@ export class Importer {
 
   /** Called on every Ready change of the leader: starts or cancels the lost-leader countdown. */
   setLeaderConnected(connected: boolean): void {
+    const wasConnected = this.leaderConnected;
+    this.leaderConnected = connected;
     if (connected) {
       if (this.lostTimer) clearTimeout(this.lostTimer);
       this.lostTimer = undefined;
+      if (!wasConnected && this.api && !this.stopped) {
+        // The watcher has been failing with a growing backoff (up to 30 s) while the leader was
+        // away; the heartbeat just proved it is back, so watch again now rather than later.
+        const api = this.api;
+        this.api = undefined;
+        this.connect(api);
+      }
       if (this.purged) {
         this.purged = false;
         this.indexReady = this.rebuildIndexUntilDone();

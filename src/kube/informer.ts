@@ -28,7 +28,7 @@ import {
   type ObjectCache,
   type Watch,
 } from '@kubernetes/client-node';
-import { Backoff } from '../runtime/backoff.js';
+import { Backoff, type BackoffSettings } from '../runtime/backoff.js';
 import { type Clock, systemClock, type TimerHandle } from '../runtime/workqueue.js';
 import { describeError } from './errors.js';
 
@@ -83,12 +83,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * reconnect ceiling.
    * @default { baseMs: 1000, maxMs: 30_000, factor: 2, jitter: 0.2 }
    */
-  readonly backoff?: {
-    readonly baseMs?: number;
-    readonly maxMs?: number;
-    readonly factor?: number;
-    readonly jitter?: number;
-  };
+  readonly backoff?: BackoffSettings;
   /** @default Math.random */
   readonly random?: () => number;
   /** @default systemClock */

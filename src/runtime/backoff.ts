@@ -30,6 +30,9 @@ export interface BackoffOptions {
   readonly random?: () => number;
 }
 
+/** Backoff settings a component accepts from its caller; unset fields take the component's defaults. */
+export type BackoffSettings = Partial<Omit<BackoffOptions, 'random'>>;
+
 export class Backoff {
   readonly #baseMs: number;
   readonly #maxMs: number;

@@ -9,7 +9,7 @@
  * - A handler that throws is retried with per-key exponential backoff; success resets it.
  *   A handler may ask to run again later by returning `{ requeueAfterMs }`.
  */
-import { Backoff } from './backoff.js';
+import { Backoff, type BackoffSettings } from './backoff.js';
 
 /** Opaque handle returned by {@link Clock.setTimeout} (a Timeout object in Node, a number in fakes). */
 export type TimerHandle = object | number;
@@ -59,12 +59,7 @@ export interface WorkQueueOptions {
    * clusters that come back from outages, and a quarter-hour gap before noticing is too long.
    * @default { baseMs: 5, maxMs: 300_000, factor: 2, jitter: 0.1 }
    */
-  readonly backoff?: {
-    readonly baseMs?: number;
-    readonly maxMs?: number;
-    readonly factor?: number;
-    readonly jitter?: number;
-  };
+  readonly backoff?: BackoffSettings;
   /**
    * Randomness for backoff jitter, in `[0, 1)`.
    * @default Math.random
