@@ -2,7 +2,7 @@
 // keeps running, a healthy ClusterSet beside them is untouched, and no token is logged.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
@@ -123,6 +123,44 @@ describe('bad input', () => {
         const token = await issueToken(kc, LEADER_NS, 'member-no-crd');
         await waitForAccess(bare, token, { verb: 'create', resource: 'memberclusterannounces', group: 'multicluster.crd.antrea.io', namespace: LEADER_NS });
         return { server: bare.server, secret: await secretWith('no-crd', { caPem: bare.caPem, token }) };
+      },
+    },
+    {
+      name: 'leader admission refuses the announce (Antrea >=2.7 identity binding, as a ValidatingAdmissionPolicy)',
+      reason: 'AdmissionDenied', message: /leader refused to create memberclusterannounces.* ValidatingAdmissionPolicy 'member-identity'.*denied request: .*may only announce its own cluster ID/,
+      prepare: async () => {
+        // Like Antrea's webhook: a member ServiceAccount may only announce the cluster ID it was issued for
+        // (here: its name is member-<clusterID>), and every announce must carry touch-ts from creation on.
+        const admission = leader.adminConfig().makeApiClient(AdmissionregistrationV1Api);
+        await admission.createValidatingAdmissionPolicy({ body: {
+          metadata: { name: 'member-identity' },
+          spec: {
+            failurePolicy: 'Fail',
+            matchConstraints: { resourceRules: [{ apiGroups: ['multicluster.crd.antrea.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['memberclusterannounces'] }] },
+            validations: [
+              { expression: `!request.userInfo.username.startsWith('system:serviceaccount:${LEADER_NS}:member-') || request.userInfo.username == 'system:serviceaccount:${LEADER_NS}:member-' + object.clusterID`,
+                message: 'a member ServiceAccount may only announce its own cluster ID' },
+              { expression: "has(object.metadata.annotations) && 'touch-ts' in object.metadata.annotations", message: 'touch-ts is required' },
+            ],
+          },
+        } });
+        await admission.createValidatingAdmissionPolicyBinding({ body: {
+          metadata: { name: 'member-identity' },
+          spec: { policyName: 'member-identity', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': LEADER_NS } } } },
+        } });
+        const { token } = await createMemberAccess(leader, 'impostor-src', { serviceAccount: 'member-someone-else' });
+        // Policies take effect asynchronously: probe with a dry-run create until one is denied.
+        const asImpostor = tokenConfig(leader, token).makeApiClient(CustomObjectsApi);
+        await waitFor('the admission policy to be in force', async () => {
+          try {
+            await asImpostor.createNamespacedCustomObject({ group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'memberclusterannounces', namespace: LEADER_NS, dryRun: 'All',
+              body: { apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'MemberClusterAnnounce', metadata: { name: 'member-announce-from-probe', annotations: { 'touch-ts': 'x' } }, clusterID: 'probe' } });
+            return false;
+          } catch (err) {
+            return (err as { code?: number }).code === 403 || (err as { code?: number }).code === 422;
+          }
+        }, { timeoutMs: 20_000, intervalMs: 200 });
+        return { secret: await secretWith('impostor', { caPem: leader.caPem, token }) };
       },
     },
   ];

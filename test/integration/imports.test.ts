@@ -1,6 +1,7 @@
 // Imports on real control planes: every kind round-trips, targeting, no churn across a
 // restart with 200 imports, a leader restart mid-watch, and lost-leader retention.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parse } from 'yaml';
@@ -14,7 +15,7 @@ import {
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
-import { applyCrds, createNamespace } from '../harness/kube.js';
+import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
@@ -29,6 +30,7 @@ describe('imports from a leader', () => {
   let member: ControlPlane;
   let agent: Agent | undefined;
   let log = capturedLogger();
+  let access: { serviceAccount: string; token: string };
   const config = () => loadConfig({
     argv: ['--config', 'agent.yaml'], env: {},
     readFile: () => `namespace: ${AGENT_NS}
@@ -44,10 +46,10 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, allowedKinds: [Se
   const local = () => memberReads(member.adminConfig());
 
   before(async () => {
-    [leader, member] = await Promise.all([startControlPlane('leader'), startControlPlane('member')]);
+    [leader, member] = await Promise.all([startControlPlane('leader', { auditLog: true }), startControlPlane('member')]);
     await Promise.all([setupLeader(leader), installCrds(member)]);
     for (const ns of [AGENT_NS, 'team-a', 'team-b']) await createNamespace(member.adminConfig(), ns);
-    const access = await createMemberAccess(leader, MEMBER_ID);
+    access = await createMemberAccess(leader, MEMBER_ID);
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
     await createClusterSet(member, { clusterID: MEMBER_ID, server: leader.server, secret: 'leader-token' });
     await startMemberAgent();
@@ -227,6 +229,31 @@ spec:
     await ri().delete('team-a-mine-service');
     await waitFor('conflict cleared', () => agent?.imports.counts(CLUSTERSET_ID)?.conflicts === 0, converge);
     assert.ok(await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' }), 'the user Service survives the withdrawal');
+  });
+
+  it('keeps watching with the new token after a rotation, the old one revoked', async () => {
+    const next = await createMemberAccess(leader, MEMBER_ID, { serviceAccount: 'member-east-rotated' });
+    await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: next.token });
+    // The watcher restarts with the new client: the leader sees ResourceImports listed and watched as the new ServiceAccount.
+    const newUser = `system:serviceaccount:${LEADER_NS}:member-east-rotated`;
+    await waitFor('a ResourceImport list and watch with the new token', () => {
+      const verbs = new Set(readFileSync(leader.auditLogPath ?? '', 'utf8').split('\n').filter(Boolean)
+        .map((line) => JSON.parse(line) as { verb: string; user: { username: string }; objectRef?: { resource?: string } })
+        .filter((e) => e.user.username === newUser && e.objectRef?.resource === 'resourceimports').map((e) => e.verb));
+      return verbs.has('list') && verbs.has('watch');
+    }, converge);
+    await leader.adminConfig().makeApiClient(CoreV1Api).deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: access.serviceAccount });
+    await waitFor('the old token rejected', async () => {
+      try {
+        await tokenConfig(leader, access.token).makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace: LEADER_NS });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 401;
+      }
+    }, { timeoutMs: 20_000, intervalMs: 200 });
+    await ri().create(endpointsRI('team-a', 'after-rotation', ['10.50.0.1']));
+    await waitFor('an import published after the rotation', () => local().endpoints('team-a', 'antrea-mc-after-rotation'), converge);
+    access = next;
   });
 
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {
