@@ -77,4 +77,10 @@ async function main(args: readonly string[]): Promise<number> {
 
 // Exit explicitly: keep-alive sockets to the API servers would otherwise hold the process
 // open after a clean stop, and a stopped agent must not linger.
+// A reader that went away (e.g. `| head`, or a parent that exited) must not crash the agent.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
 process.exit(await main(process.argv.slice(2)));

@@ -37,6 +37,9 @@ process.on('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
+    // A program with its own handler (the demo) stops things in order itself; the 'exit'
+    // hook above still kills whatever it leaves behind.
+    if (process.listenerCount(signal) > 0) return;
     for (const child of live) killGroup(child, 'SIGKILL');
     process.exit(128 + os.constants.signals[signal]);
   });
