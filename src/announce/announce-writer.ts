@@ -9,7 +9,7 @@
 // AlreadyExists (a restart) → GET and PUT. Writing back the fetched object keeps the
 // leader's finalizers and annotations.
 import { mcaName, MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../api/types.js';
-import { apiStatus, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
+import { isAlreadyExists, isConflict, isNamespaceNotFound, isNotFound } from '../kube/errors.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 
 export interface AnnounceIdentity {
@@ -45,7 +45,8 @@ export class AnnounceWriter {
         return this.remember(await call('update', () => api.replaceAnnounce(this.stamp(this.last))));
       } catch (err) {
         if (err instanceof AnnounceError && isConflict(err.cause)) return this.refetchAndReplace(api);
-        if (err instanceof AnnounceError && isNotFound(err.cause) && !isNamespaceMissing(err.cause)) {
+        // A missing leader namespace is a failure to report, not a deleted announce to re-create.
+        if (err instanceof AnnounceError && isNotFound(err.cause) && !isNamespaceNotFound(err.cause)) {
           this.last = undefined;
           return this.create(api);
         }
@@ -121,7 +122,3 @@ async function call<T>(verb: AnnounceError['verb'], fn: () => Promise<T>): Promi
   }
 }
 
-/** A 404 about the namespace means the leader namespace is gone, not our announce. */
-function isNamespaceMissing(err: unknown): boolean {
-  return apiStatus(err)?.details?.kind === 'namespaces';
-}

@@ -1,7 +1,7 @@
 // Turns an error from a call to the leader into a condition reason and a message that
 // says what to fix. The order matters: admission denials arrive as 400/403/422 and must
 // not be mistaken for RBAC; an unknown resource and a missing namespace are both 404.
-import { apiStatus, describeError, httpStatus, isTlsVerificationError, networkErrorCode } from '../kube/errors.js';
+import { apiStatus, describeError, httpStatus, isNamespaceNotFound, isTlsVerificationError, networkErrorCode } from '../kube/errors.js';
 import { type Failure, failure, FailureReason } from './reasons.js';
 
 /** What the agent was doing when the call failed, to name it in the message. */
@@ -45,7 +45,7 @@ export function classifyLeaderError(err: unknown, call: LeaderCall): Failure {
     return failure(FailureReason.Forbidden, `leader forbids ${what}: grant verb "${call.verb}" on "${call.resource}" (group ${call.group}) to the member's ServiceAccount (${serverMessage})`);
   }
   if (status === 404) {
-    if (body?.details?.kind === 'namespaces') {
+    if (isNamespaceNotFound(err)) {
       return failure(FailureReason.LeaderNamespaceNotFound, `leader namespace ${call.namespace} does not exist on ${call.server}: check spec.namespace`);
     }
     if (body?.details?.kind === undefined || /could not find the requested resource/i.test(serverMessage)) {

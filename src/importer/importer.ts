@@ -94,24 +94,31 @@ interface Owned {
 }
 
 /** Deletes every object this agent owns for the ClusterSet (leave, or a leader lost for too long). */
-export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger): Promise<number> {
-  let deleted = 0;
+/** Every object the agent owns for this ClusterSet, found by its labels in every import target kind. */
+async function listOwned(store: LocalStore, owner: ImportOwner): Promise<{ ref: ObjectRef; object: PlainObject }[]> {
+  const found: { ref: ObjectRef; object: PlainObject }[] = [];
   for (const kind of IMPORT_TARGET_KINDS) {
     let objects: PlainObject[];
     try {
       objects = await store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);
     } catch (err) {
+      // A kind whose CRD is not installed, or that the chart does not grant, holds nothing of ours.
       if (httpStatus(err) === 404 || httpStatus(err) === 403) continue;
       throw err;
     }
-    for (const obj of objects) {
-      if (!isOwnedBy(obj, owner)) continue;
-      try {
-        await store.delete(refOf(kind, obj));
-        deleted += 1;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+    for (const object of objects) if (isOwnedBy(object, owner)) found.push({ ref: refOf(kind, object), object });
+  }
+  return found;
+}
+
+export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger): Promise<number> {
+  let deleted = 0;
+  for (const { ref } of await listOwned(store, owner)) {
+    try {
+      await store.delete(ref);
+      deleted += 1;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
   }
   if (deleted > 0) logger.info('removed imported objects', { count: deleted });
@@ -266,25 +273,11 @@ export class Importer {
   }
 
   private async rebuildIndex(): Promise<void> {
-    const owner = this.options.owner;
-    const found = new Map<string, Owned>();
-    for (const kind of IMPORT_TARGET_KINDS) {
-      let objects: PlainObject[];
-      try {
-        objects = await this.options.store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);
-      } catch (err) {
-        // A kind whose CRD is not installed, or that the chart does not grant, holds nothing of ours.
-        if (httpStatus(err) === 404 || httpStatus(err) === 403) continue;
-        throw err;
-      }
-      for (const obj of objects) {
-        if (!isOwnedBy(obj, owner)) continue;
-        const ref = refOf(kind, obj);
-        found.set(keyOf(ref), { ref, riName: obj.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '', live: obj });
-      }
-    }
+    const found = await listOwned(this.options.store, this.options.owner);
     this.owned.clear();
-    for (const [k, v] of found) this.owned.set(k, v);
+    for (const { ref, object } of found) {
+      this.owned.set(keyOf(ref), { ref, riName: object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '', live: object });
+    }
     this.options.onCountsChanged();
   }
 

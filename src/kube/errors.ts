@@ -192,6 +192,11 @@ export function isNotFound(err: unknown): boolean {
 }
 
 /** 409 because the resourceVersion was stale (not because the name is taken). */
+/** A 404 about the request's namespace (it does not exist), as opposed to the object itself. */
+export function isNamespaceNotFound(err: unknown): boolean {
+  return httpStatus(err) === 404 && apiStatus(err)?.details?.kind === 'namespaces';
+}
+
 export function isConflict(err: unknown): boolean {
   return hasReasonOrCode(err, 'Conflict', 409);
 }
