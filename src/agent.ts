@@ -68,7 +68,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     onBeatResult: (name, leader, ok, seconds, reason) => metrics?.observeBeat(name, leader, seconds, ok, reason),
     onAreaStatus: (name, target, status) => {
       metrics?.setConnected(name, target.leaderClusterID, status.ready.status === 'True');
-      imports.onStatus(name, status);
+      imports.onStatus(name, target, status);
     },
     onAreaRemoved: async (name, target, leaving) => {
       await imports.onAreaRemoved(name, target, leaving);

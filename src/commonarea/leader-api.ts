@@ -32,6 +32,7 @@ function timeoutMiddleware(ms: number): ObservableMiddleware {
 }
 
 let clientSerial = 0;
+const LIST_TIMEOUT_MS = 120_000;
 
 export function leaderKubeConfig(credentials: LeaderCredentials): KubeConfig {
   // client-node caches credentials by user name: a unique name per client keeps two leaders
@@ -49,6 +50,8 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
   const kc = leaderKubeConfig(credentials);
   const api = kc.makeApiClient(CustomObjectsApi);
   const options = { middleware: [timeoutMiddleware(requestTimeoutMs)], middlewareMergeStrategy: 'append' as const };
+  // A full list of thousands of ResourceImports legitimately takes longer than a heartbeat.
+  const listOptions = { middleware: [timeoutMiddleware(Math.max(requestTimeoutMs, LIST_TIMEOUT_MS))], middlewareMergeStrategy: 'append' as const };
   const mca = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace };
   const ri = { group: RESOURCE_IMPORT.group, version: RESOURCE_IMPORT.version, plural: RESOURCE_IMPORT.plural, namespace };
   return {
@@ -67,7 +70,7 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
       await api.deleteNamespacedCustomObject({ ...mca, name }, options);
     },
     async listResourceImports() {
-      return (await api.listNamespacedCustomObject(ri, options)) as ResourceImportList;
+      return (await api.listNamespacedCustomObject(ri, listOptions)) as ResourceImportList;
     },
     resourceImportsPath: `/apis/${RESOURCE_IMPORT.group}/${RESOURCE_IMPORT.version}/namespaces/${namespace}/${RESOURCE_IMPORT.plural}`,
     watch: new Watch(kc),

@@ -61,6 +61,22 @@ export class ImportManager {
   }
 
   onBeat(clusterSet: string, target: LeaderTarget, _status: LeaderStatus, api: LeaderApi): void {
+    const importer = this.ensureImporter(clusterSet, target);
+    importer.setLeaderConnected(true);
+    importer.connect(api);
+  }
+
+  onStatus(clusterSet: string, target: LeaderTarget, status: LeaderStatus): void {
+    if (status.ready.status === 'True') {
+      this.importers.get(clusterSet)?.setLeaderConnected(true);
+    } else if (status.ready.status === 'False') {
+      // Also without a running watcher: an agent that restarts while the leader is down must
+      // still count down the retention of what it imported before.
+      this.ensureImporter(clusterSet, target).setLeaderConnected(false);
+    }
+  }
+
+  private ensureImporter(clusterSet: string, target: LeaderTarget): Importer {
     let importer = this.importers.get(clusterSet);
     if (!importer) {
       importer = new Importer({
@@ -77,12 +93,7 @@ export class ImportManager {
       });
       this.importers.set(clusterSet, importer);
     }
-    importer.setLeaderConnected(true);
-    importer.connect(api);
-  }
-
-  onStatus(clusterSet: string, status: LeaderStatus): void {
-    this.importers.get(clusterSet)?.setLeaderConnected(status.ready.status === 'True');
+    return importer;
   }
 
   async onAreaRemoved(clusterSet: string, target: LeaderTarget | undefined, leaving: boolean): Promise<void> {

@@ -217,6 +217,18 @@ spec:
     await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
   });
 
+  it('counts the retention down also when the agent restarts while the leader is down', async () => {
+    await waitFor('imports present', () => (agent?.imports.counts(CLUSTERSET_ID)?.total ?? 0) > 0, converge);
+    await agent?.stop();
+    await leader.stopApiserver();
+    await startMemberAgent();
+    await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+    await waitFor('imports removed after retention', async () => (await local().service('team-b', 'antrea-mc-svc-1')) === undefined,
+      { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
+    await leader.startApiserver();
+    await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
+  });
+
   it('never touches objects it does not own', async () => {
     const core = member.adminConfig().makeApiClient(CoreV1Api);
     await core.createNamespacedService({ namespace: 'team-a', body: { metadata: { name: 'antrea-mc-mine' }, spec: { ports: [{ port: 1234 }] } } });
