@@ -30,6 +30,7 @@
 // | imports.maxObjectsPerLeader         |                        | CSA_IMPORT_MAX_OBJECTS_PER_LEADER          |
 // | imports.maxObjectBytes              |                        | CSA_IMPORT_MAX_OBJECT_BYTES                |
 // | imports.lostLeaderRetentionSeconds  |                        | CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS   |
+// | imports.resyncSeconds               |                        | CSA_IMPORT_RESYNC_SECONDS                  |
 // | imports.enableLabelIdentity         |                        | CSA_IMPORT_ENABLE_LABEL_IDENTITY           |
 //
 // (*) POD_NAMESPACE ranks just above the built-in default and below the config file. The chart
@@ -157,6 +158,12 @@ export interface ImportPolicyConfig {
    */
   readonly lostLeaderRetentionSeconds: number;
   /**
+   * Seconds between full resyncs: the agent re-lists what it owns in the member and re-checks
+   * every ResourceImport, so an imported object deleted or edited by hand is repaired even
+   * when the leader sends nothing. Default 600; at least 5.
+   */
+  readonly resyncSeconds: number;
+  /**
    * Import LabelIdentity objects (stretched network policy). Default false: they are only useful
    * with Antrea's stretched policy feature and can be numerous.
    */
@@ -216,6 +223,7 @@ export const DEFAULT_CONFIG: AgentConfig = deepFreeze({
     maxObjectsPerLeader: 5000,
     maxObjectBytes: 262144,
     lostLeaderRetentionSeconds: 600,
+    resyncSeconds: 600,
     enableLabelIdentity: false,
   },
 });
@@ -292,6 +300,7 @@ export function describeConfig(cfg: AgentConfig): Readonly<Record<string, string
     'imports.maxObjectsPerLeader': cfg.imports.maxObjectsPerLeader,
     'imports.maxObjectBytes': cfg.imports.maxObjectBytes,
     'imports.lostLeaderRetentionSeconds': cfg.imports.lostLeaderRetentionSeconds,
+    'imports.resyncSeconds': cfg.imports.resyncSeconds,
     'imports.enableLabelIdentity': cfg.imports.enableLabelIdentity,
   };
 }
@@ -329,6 +338,7 @@ const LEAVES: readonly LeafSpec[] = [
   { path: 'imports.maxObjectsPerLeader', type: 'integer', env: 'CSA_IMPORT_MAX_OBJECTS_PER_LEADER' },
   { path: 'imports.maxObjectBytes', type: 'integer', env: 'CSA_IMPORT_MAX_OBJECT_BYTES' },
   { path: 'imports.lostLeaderRetentionSeconds', type: 'integer', env: 'CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS' },
+  { path: 'imports.resyncSeconds', type: 'integer', env: 'CSA_IMPORT_RESYNC_SECONDS' },
   { path: 'imports.enableLabelIdentity', type: 'boolean', env: 'CSA_IMPORT_ENABLE_LABEL_IDENTITY' },
 ];
 
@@ -845,6 +855,7 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
   atLeast('imports.maxObjectsPerLeader', 1);
   atLeast('imports.maxObjectBytes', 1);
   atLeast('imports.lostLeaderRetentionSeconds', 0);
+  atLeast('imports.resyncSeconds', 5);
 
   return {
     namespace,
@@ -869,6 +880,7 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
       maxObjectsPerLeader: num('imports.maxObjectsPerLeader'),
       maxObjectBytes: num('imports.maxObjectBytes'),
       lostLeaderRetentionSeconds: num('imports.lostLeaderRetentionSeconds'),
+      resyncSeconds: num('imports.resyncSeconds'),
       enableLabelIdentity,
     },
   };

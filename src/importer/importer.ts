@@ -133,6 +133,7 @@ export class Importer {
   private readonly rejections = new Map<string, Rejection>();
   private readonly conflicts = new Map<string, string>();
   private lostTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly resyncTimer: ReturnType<typeof setInterval>;
   private purged = false;
   private leaderConnected = true;
   private stopped = false;
@@ -147,6 +148,19 @@ export class Importer {
       },
     });
     this.queue.start((key) => (key === GC_KEY ? this.collectGarbage() : this.reconcile(key)));
+    // Level-triggered safety net: events say what the leader changed, not what someone
+    // changed in the member; a periodic re-list of our objects catches that too.
+    this.resyncTimer = setInterval(() => { this.resync(); }, options.policy.resyncSeconds * 1000);
+    this.resyncTimer.unref();
+  }
+
+  private resync(): void {
+    if (this.stopped || this.purged || !this.informer?.hasSynced) return;
+    this.indexReady = this.rebuildIndexUntilDone();
+    void this.indexReady.then(() => {
+      for (const ri of this.informer?.list() ?? []) this.queue.add(ri.metadata?.name ?? '');
+      this.queue.add(GC_KEY);
+    });
   }
 
   /** (Re)starts the watcher with `api`; a no-op when it already runs with this client. */
@@ -226,6 +240,7 @@ export class Importer {
   /** Stops watching; what was imported stays (a restart is not a leave). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.resyncTimer);
     if (this.lostTimer) clearTimeout(this.lostTimer);
     await this.informer?.stop();
     await this.queue.stop();

@@ -22,6 +22,7 @@ import { waitFor } from '../harness/wait.js';
 const INTERVAL_S = 2;
 // Longer than a leader apiserver restart on 2 busy cores, so the short-outage case stays short.
 const RETENTION_S = 20;
+const RESYNC_S = 5;
 const MEMBER_ID = 'east';
 const converge = { timeoutMs: 15_000, intervalMs: 100 };
 
@@ -35,7 +36,7 @@ describe('imports from a leader', () => {
     argv: ['--config', 'agent.yaml'], env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
-imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }
+imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${String(RESYNC_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }
 `,
   });
   const startMemberAgent = async () => {
@@ -227,6 +228,20 @@ spec:
       { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
     await leader.startApiserver();
     await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
+  });
+
+  it('repairs imported objects deleted or edited in the member at the next resync', async () => {
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    const svc = await waitFor('an imported Service', () => local().service('team-b', 'antrea-mc-svc-2'), converge);
+    const ep = await waitFor('imported Endpoints', () => local().endpoints('team-b', 'antrea-mc-svc-3'), converge);
+    await core.deleteNamespacedService({ namespace: 'team-b', name: 'antrea-mc-svc-2' });
+    await core.replaceNamespacedEndpoints({ namespace: 'team-b', name: 'antrea-mc-svc-3', body: { metadata: ep.metadata ?? {}, subsets: [{ addresses: [{ ip: '10.99.99.99' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } });
+    const recreated = await waitFor('the deleted Service re-created', () => local().service('team-b', 'antrea-mc-svc-2'), { timeoutMs: (RESYNC_S + 10) * 1000, intervalMs: 200 });
+    assert.notEqual(recreated.metadata?.uid, svc.metadata?.uid);
+    await waitFor('the edited Endpoints restored', async () => {
+      const now = await local().endpoints('team-b', 'antrea-mc-svc-3');
+      return now?.subsets?.[0]?.addresses?.[0]?.ip !== '10.99.99.99' && now?.subsets?.[0]?.addresses?.[0]?.ip === ep.subsets?.[0]?.addresses?.[0]?.ip;
+    }, { timeoutMs: (RESYNC_S + 10) * 1000, intervalMs: 200 });
   });
 
   it('never touches objects it does not own', async () => {

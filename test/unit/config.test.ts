@@ -84,6 +84,7 @@ describe('loadConfig() defaults', () => {
       maxObjectsPerLeader: 5000,
       maxObjectBytes: 262144,
       lostLeaderRetentionSeconds: 600,
+      resyncSeconds: 600,
       enableLabelIdentity: false,
     });
   });
@@ -456,6 +457,7 @@ describe('loadConfig() import policy', () => {
       ['imports.maxObjectsPerLeader=0', 'imports.maxObjectBytes=0', 'imports.lostLeaderRetentionSeconds=-5'],
     );
     assert.equal(load({ env: { CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS: '0' } }).imports.lostLeaderRetentionSeconds, 0);
+    assert.deepEqual(problemsOf({ env: { CSA_IMPORT_RESYNC_SECONDS: '1' } }).map((p) => p.split(' ')[0]), ['imports.resyncSeconds=1']);
   });
 });
 
@@ -483,6 +485,7 @@ describe('documented environment variables and flags', () => {
     ['CSA_IMPORT_MAX_OBJECTS_PER_LEADER', '10', (c) => c.imports.maxObjectsPerLeader, 10],
     ['CSA_IMPORT_MAX_OBJECT_BYTES', '1024', (c) => c.imports.maxObjectBytes, 1024],
     ['CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS', '60', (c) => c.imports.lostLeaderRetentionSeconds, 60],
+    ['CSA_IMPORT_RESYNC_SECONDS', '30', (c) => c.imports.resyncSeconds, 30],
   ];
 
   it('honours each documented environment variable', () => {
