@@ -88,7 +88,7 @@ describe('bad input', () => {
           } catch (err) {
             return (err as { code?: number }).code === 401;
           }
-        }, { timeoutMs: 10_000, intervalMs: 100 });
+        }, { timeoutMs: 30_000, intervalMs: 100 }); // the apiserver caches successful token reviews for 10 s
         return { secret: await secretWith('revoked', { caPem: leader.caPem, token }) };
       },
     },
