@@ -201,12 +201,17 @@ export class ClusterSetController {
       managed = { target, area: this.createArea(clusterSet, target, log) };
       this.areas.set(name, managed);
     }
-    const secret = this.secrets.get(target.secretName, this.options.namespace);
-    managed.area.setCredentials(credentialsFromSecret(target.server, { namespace: this.options.namespace, name: target.secretName }, secret));
+    managed.area.setCredentials(this.credentialsFor(target));
     managed.area.start();
     this.status.request(name);
     // Our cached copy was older than the server's; the update event brings the new one.
     return finalizerInPlace ? undefined : { requeueAfterMs: 200 };
+  }
+
+  /** The leader credentials the target's Secret holds now (from the informer cache), or why there are none. */
+  private credentialsFor(target: LeaderTarget): ReturnType<typeof credentialsFromSecret> {
+    const secret = this.secrets.get(target.secretName, this.options.namespace);
+    return credentialsFromSecret(target.server, { namespace: this.options.namespace, name: target.secretName }, secret);
   }
 
   private createArea(clusterSet: ClusterSet, target: LeaderTarget, log: ControllerLogger): RemoteCommonArea {
@@ -293,8 +298,7 @@ export class ClusterSetController {
       const parsed = leaderTarget(clusterSet);
       if (parsed.ok) {
         const area = this.createArea(clusterSet, parsed.target, log);
-        const secret = this.secrets.get(parsed.target.secretName, this.options.namespace);
-        area.setCredentials(credentialsFromSecret(parsed.target.server, { namespace: this.options.namespace, name: parsed.target.secretName }, secret));
+        area.setCredentials(this.credentialsFor(parsed.target));
         this.areas.set(name, { target: parsed.target, area });
       }
     }

@@ -13,7 +13,7 @@
 import { isIP } from 'node:net';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../config/config.js';
-import type { DesiredObject } from './rules.js';
+import { isRecord, type DesiredObject } from './rules.js';
 
 export type RejectionRule =
   | 'UnknownKind'
@@ -43,11 +43,7 @@ export interface ImportCheckInput {
   ownedCount: number;
 }
 
-type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const SHOWN_CHARS = 64;
 

@@ -90,9 +90,10 @@ export const IMPORT_HASH_ANNOTATION = 'multicluster.clusterset-agent.io/import-h
 /** `spec.kind` values Antrea defines that members deliberately ignore (antrea-wire.md 2.7.6). */
 export const IGNORED_IMPORT_KINDS: readonly string[] = ['ExternalEntity'];
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
+/** A JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
