@@ -1,10 +1,16 @@
 // Every call the agent makes to a leader, scoped to the leader namespace (the member's
 // Role grants nothing else). An interface, so the heartbeat and the importer can be unit
 // tested with an in-memory fake; the real one is built from the leader credentials.
+//
+// Every answer is checked before anyone believes it: an HTTPS endpoint the CA trusts is not
+// necessarily the leader's API server (a load balancer's maintenance page answers 200
+// text/html), and a "successful" heartbeat or an empty import list from such a thing would
+// fake liveness or make the importer delete every import.
 import {
-  CustomObjectsApi, KubeConfig, Observable, type ObservableMiddleware, type RequestContext, type ResponseContext, Watch,
-} from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceImport, type ResourceImportList } from '../api/types.js';
+  MEMBER_CLUSTER_ANNOUNCE, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceDescriptor, type ResourceImport, type ResourceImportList,
+} from '../api/types.js';
+import type { WatchLike } from '../kube/informer.js';
+import { createRestClient, type Expectation } from '../kube/rest-client.js';
 import type { LeaderCredentials } from './credentials.js';
 
 export interface LeaderApi {
@@ -13,67 +19,126 @@ export interface LeaderApi {
   getAnnounce(name: string): Promise<MemberClusterAnnounce>;
   createAnnounce(body: MemberClusterAnnounce): Promise<MemberClusterAnnounce>;
   replaceAnnounce(body: MemberClusterAnnounce): Promise<MemberClusterAnnounce>;
-  deleteAnnounce(name: string): Promise<void>;
+  /** With a uid precondition when given: never deletes an object that replaced ours. */
+  deleteAnnounce(name: string, uid?: string): Promise<void>;
   listResourceImports(): Promise<ResourceImportList>;
-  /** For informers: the collection path and a Watch bound to the same credentials. */
+  /** For informers: the collection path and a watch bound to the same connection pool. */
   readonly resourceImportsPath: string;
-  readonly watch: Watch;
+  /** Validated: every event object must be a ResourceImport of the leader namespace. */
+  readonly watch: WatchLike;
+  /**
+   * Whether the leader's API discovery (`/apis`, a Kubernetes APIGroupList) lists the
+   * multicluster group version. Tells a Kubernetes API server without the CRDs (whose unknown
+   * paths answer a plain-text `404 page not found`) from something else answering 404.
+   * Throws when `/apis` is not a Kubernetes discovery answer.
+   */
+  servesMulticlusterGroup(): Promise<boolean>;
+  /** Closes idle keep-alive connections; the api must not be used afterwards. */
+  close(): void;
 }
 
-/** Aborts a request that has not answered within `ms`: a hung leader must fail a beat, not stall it. */
-function timeoutMiddleware(ms: number): ObservableMiddleware {
-  return {
-    pre: (ctx: RequestContext) => {
-      ctx.setSignal(AbortSignal.timeout(ms));
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-  };
-}
-
-let clientSerial = 0;
+// A full list of thousands of ResourceImports legitimately takes longer than a heartbeat.
 const LIST_TIMEOUT_MS = 120_000;
 
-export function leaderKubeConfig(credentials: LeaderCredentials): KubeConfig {
-  // client-node caches credentials by user name: a unique name per client keeps two leaders
-  // (or a rotated token) from ever sharing an entry.
-  clientSerial += 1;
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser(
-    { name: 'leader', server: credentials.server, caData: Buffer.from(credentials.caPem).toString('base64'), skipTLSVerify: false },
-    { name: `leader-${String(clientSerial)}`, token: credentials.token },
-  );
-  return kc;
+function show(value: unknown): string {
+  if (value === undefined) return 'none';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindProblem(obj: Record<string, unknown>, kind: string, apiVersion: string): string | undefined {
+  if (obj.kind === kind && obj.apiVersion === apiVersion) return undefined;
+  return `expected kind ${kind} (${apiVersion}), got kind ${show(obj.kind)} apiVersion ${show(obj.apiVersion)}`;
+}
+
+/** Checks kind, apiVersion, and that the object is `name` (when given) in `namespace` (when it says). */
+export function objectProblem(obj: Record<string, unknown>, resource: ResourceDescriptor, namespace: string, name?: string): string | undefined {
+  const wrongKind = kindProblem(obj, resource.kind, resource.apiVersion);
+  if (wrongKind !== undefined) return wrongKind;
+  const { metadata } = obj;
+  if (!isRecord(metadata) || typeof metadata.name !== 'string') return `expected ${resource.kind} metadata.name, got metadata ${show(metadata)}`;
+  if (name !== undefined && metadata.name !== name) return `expected ${resource.kind} ${show(name)}, got ${show(metadata.name)}`;
+  if (metadata.namespace !== undefined && metadata.namespace !== namespace) {
+    return `expected namespace ${show(namespace)}, got ${resource.kind} ${show(metadata.name)} in namespace ${show(metadata.namespace)}`;
+  }
+  return undefined;
+}
+
+/** A ResourceImportList of this namespace whose every item is a ResourceImport, with a resourceVersion to watch from. */
+function listProblem(obj: Record<string, unknown>, namespace: string): string | undefined {
+  const wrongKind = kindProblem(obj, `${RESOURCE_IMPORT.kind}List`, RESOURCE_IMPORT.apiVersion);
+  if (wrongKind !== undefined) return wrongKind;
+  if (!isRecord(obj.metadata) || typeof obj.metadata.resourceVersion !== 'string') {
+    return `expected ${RESOURCE_IMPORT.kind}List metadata.resourceVersion, got metadata ${show(obj.metadata)}`;
+  }
+  if (!Array.isArray(obj.items)) return `expected ${RESOURCE_IMPORT.kind}List items to be an array, got ${show(obj.items)}`;
+  for (const [index, item] of (obj.items as unknown[]).entries()) {
+    const problem = isRecord(item) ? objectProblem(item, RESOURCE_IMPORT, namespace) : `expected an object, got ${show(item)}`;
+    if (problem !== undefined) return `items[${String(index)}]: ${problem}`;
+  }
+  return undefined;
 }
 
 export function createLeaderApi(credentials: LeaderCredentials, namespace: string, requestTimeoutMs: number): LeaderApi {
-  const kc = leaderKubeConfig(credentials);
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const options = { middleware: [timeoutMiddleware(requestTimeoutMs)], middlewareMergeStrategy: 'append' as const };
-  // A full list of thousands of ResourceImports legitimately takes longer than a heartbeat.
-  const listOptions = { middleware: [timeoutMiddleware(Math.max(requestTimeoutMs, LIST_TIMEOUT_MS))], middlewareMergeStrategy: 'append' as const };
-  const mca = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace };
-  const ri = { group: RESOURCE_IMPORT.group, version: RESOURCE_IMPORT.version, plural: RESOURCE_IMPORT.plural, namespace };
+  const client = createRestClient({
+    server: credentials.server, caPem: credentials.caPem, token: credentials.token, timeoutMs: requestTimeoutMs, peer: 'leader',
+  });
+  const collection = (resource: ResourceDescriptor): string =>
+    `/apis/${resource.group}/${resource.version}/namespaces/${encodeURIComponent(namespace)}/${resource.plural}`;
+  const announces = collection(MEMBER_CLUSTER_ANNOUNCE);
+  const announcePath = (name: string): string => `${announces}/${encodeURIComponent(name)}`;
+  const announce = (name: string): Expectation => (obj) => objectProblem(obj, MEMBER_CLUSTER_ANNOUNCE, namespace, name);
+  const nameOf = (body: MemberClusterAnnounce): string => {
+    const name = body.metadata?.name;
+    if (name === undefined || name === '') throw new TypeError('a MemberClusterAnnounce needs metadata.name');
+    return name;
+  };
+  // Bookmarks carry only metadata.resourceVersion, so only their kind is checked.
+  const importEvent: Expectation = (obj, type) => (type === 'BOOKMARK'
+    ? kindProblem(obj, RESOURCE_IMPORT.kind, RESOURCE_IMPORT.apiVersion)
+    : objectProblem(obj, RESOURCE_IMPORT, namespace));
+
   return {
     server: credentials.server,
     namespace,
-    async getAnnounce(name) {
-      return (await api.getNamespacedCustomObject({ ...mca, name }, options)) as MemberClusterAnnounce;
+    getAnnounce: (name) => client.request<MemberClusterAnnounce>('GET', announcePath(name), { expect: announce(name) }),
+    createAnnounce: async (body) => {
+      const name = nameOf(body);
+      return client.request<MemberClusterAnnounce>('POST', announces, { body, expect: announce(name) });
     },
-    async createAnnounce(body) {
-      return (await api.createNamespacedCustomObject({ ...mca, body }, options)) as MemberClusterAnnounce;
+    replaceAnnounce: async (body) => {
+      const name = nameOf(body);
+      return client.request<MemberClusterAnnounce>('PUT', announcePath(name), { body, expect: announce(name) });
     },
-    async replaceAnnounce(body) {
-      return (await api.replaceNamespacedCustomObject({ ...mca, name: body.metadata?.name ?? '', body }, options)) as MemberClusterAnnounce;
+    async deleteAnnounce(name, uid) {
+      const options = uid === undefined ? undefined : { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } };
+      // 200 with a Status when the object is gone at once; 200/202 with the object itself when
+      // finalizers (the leader's) keep it until they are removed.
+      await client.request('DELETE', announcePath(name), {
+        ...(options !== undefined && { body: options }),
+        expect: (obj) => {
+          if (obj.kind === 'Status') return obj.status === 'Success' ? undefined : `expected a Status with status "Success", got status ${show(obj.status)}`;
+          return objectProblem(obj, MEMBER_CLUSTER_ANNOUNCE, namespace, name);
+        },
+      });
     },
-    async deleteAnnounce(name) {
-      await api.deleteNamespacedCustomObject({ ...mca, name }, options);
+    listResourceImports: () => client.request<ResourceImportList>('GET', collection(RESOURCE_IMPORT), {
+      timeoutMs: Math.max(requestTimeoutMs, LIST_TIMEOUT_MS),
+      expect: (obj) => listProblem(obj, namespace),
+    }),
+    async servesMulticlusterGroup() {
+      const list = await client.request<{ groups?: { name?: string; versions?: { version?: string }[] }[] }>('GET', '/apis', {
+        expect: (obj) => kindProblem(obj, 'APIGroupList', 'v1') ?? (Array.isArray(obj.groups) ? undefined : 'expected a list of groups'),
+      });
+      return (list.groups ?? []).some((g) => g.name === MEMBER_CLUSTER_ANNOUNCE.group && (g.versions ?? []).some((v) => v.version === MEMBER_CLUSTER_ANNOUNCE.version));
     },
-    async listResourceImports() {
-      return (await api.listNamespacedCustomObject(ri, listOptions)) as ResourceImportList;
-    },
-    resourceImportsPath: `/apis/${RESOURCE_IMPORT.group}/${RESOURCE_IMPORT.version}/namespaces/${namespace}/${RESOURCE_IMPORT.plural}`,
-    watch: new Watch(kc),
+    resourceImportsPath: collection(RESOURCE_IMPORT),
+    watch: { watch: (path, query, callback, done) => client.watch(path, query, callback, done, importEvent) },
+    close: () => { client.close(); },
   };
 }
 

@@ -14,6 +14,10 @@ export const FailureReason = {
   CRDNotInstalled: 'CRDNotInstalled',
   AdmissionDenied: 'AdmissionDenied',
   LeaderError: 'LeaderError',
+  /** An answer no Kubernetes API server sends (HTML, wrong kind…): a proxy or another service is answering. */
+  UnexpectedResponse: 'UnexpectedResponse',
+  /** Two ClusterSets in this member claim the same (leader server, namespace, clusterID). */
+  DuplicateMembership: 'DuplicateMembership',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 

@@ -16,10 +16,14 @@
  *   `DEPTH_ZERO_SELF_SIGNED_CERT`, `ERR_TLS_CERT_ALTNAME_INVALID`, …). The TLS altname error
  *   also carries the peer certificate as `.cause.cert`.
  *
+ * - `rest-client.ts` throws `ApiError` (`.code`, `.statusCode`, `.body` = parsed `Status`) for a
+ *   Status answer and `UnexpectedResponseError` (`.statusCode`, no body) for anything else.
+ *
  * All helpers follow `.cause` chains, so errors wrapped with context
  * (`new Error('reading Lease', { cause })`) classify the same as the original.
  */
 import { STATUS_CODES } from 'node:http';
+import { UnexpectedResponseError } from './rest-client.js';
 
 export interface ApiStatusDetails {
   readonly kind?: string;
@@ -236,6 +240,11 @@ export function isTlsVerificationError(err: unknown): boolean {
 }
 
 function describeHttp(link: unknown, status: number): string {
+  // Its message is built from safe parts (status, content type, redacted snippet) and says
+  // what was wrong; "HTTP 200 OK" alone would read as a success.
+  if (link instanceof UnexpectedResponseError) {
+    return link.message;
+  }
   const body = apiStatus(link);
   const reason = body?.reason ?? STATUS_CODES[status];
   const head = reason === undefined ? `HTTP ${status}` : `HTTP ${status} ${reason}`;

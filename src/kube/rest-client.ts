@@ -1,0 +1,325 @@
+/**
+ * A minimal Kubernetes REST client over `node:https`, for the leader's API server.
+ *
+ * Why not client-node: its 2.0.1 generated APIs open a new TCP+TLS connection per request (a
+ * fresh undici dispatcher each time), and it believes any 2xx answer. An HTTPS endpoint that the
+ * CA trusts but that is not the API server (a load balancer's maintenance page, a misrouted
+ * ingress) answers `200 text/html`; taken as success it fakes heartbeats, and an HTML "list"
+ * with no items makes the importer delete every import. So here:
+ *
+ * - one keep-alive `https.Agent` per client: sequential requests share one connection;
+ * - every 2xx answer must be a JSON object (and pass the caller's `expect` check), every error
+ *   answer a Kubernetes `Status`; anything else is an {@link UnexpectedResponseError};
+ * - `watch` has the contract of client-node's `Watch.watch`, which `ListWatch` relies on.
+ *
+ * The bearer token only ever goes into the Authorization header: errors carry a redacted
+ * snippet of the body (a proxy could echo request headers) and never the request options.
+ */
+import { type ClientRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
+import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+import type { WatchLike } from './informer.js';
+
+type Json = Record<string, unknown>;
+export type Query = Record<string, string | number | boolean | undefined>;
+/** Says what is wrong with an answer (e.g. `expected kind X, got "Y"`), or `undefined` if it is fine. */
+export type Expectation = (obj: Json, watchEventType?: string) => string | undefined;
+type WatchCallback = Parameters<WatchLike['watch']>[2];
+type WatchDone = Parameters<WatchLike['watch']>[3];
+
+export interface RestClientOptions {
+  /** `https://host:port[/prefix]`; a path prefix is kept. */
+  readonly server: string;
+  readonly caPem: string;
+  readonly token: string;
+  /** Deadline of a whole request (connect, TLS, answer, body). */
+  readonly timeoutMs: number;
+  /** @default 16 */
+  readonly maxSockets?: number;
+  /** A watch that receives no byte for this long is ended with a TimeoutError (ListWatch reconnects). @default 5 min */
+  readonly watchIdleTimeoutMs?: number;
+  /** Names the peer in error messages. @default 'server' */
+  readonly peer?: string;
+}
+
+export interface RequestOptions {
+  readonly query?: Query;
+  readonly body?: unknown;
+  readonly timeoutMs?: number;
+  readonly expect?: Expectation;
+}
+
+export interface RestClient {
+  readonly server: string;
+  request<T>(method: string, path: string, options?: RequestOptions): Promise<T>;
+  /** client-node's `Watch.watch` contract; each non-ERROR event object must pass `expectItem`. */
+  watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController>;
+  /** Destroys every socket, idle or not. */
+  close(): void;
+}
+
+/** A Kubernetes `Status` answer to a failed request. `code`/`body` match what `kube/errors.ts` reads. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: number;
+  constructor(readonly statusCode: number, readonly body: Json) {
+    super(`${String(statusCode)} ${str(body.reason) ?? STATUS_CODES[statusCode] ?? ''}: ${str(body.message) ?? ''}`);
+    this.code = statusCode;
+  }
+}
+
+/** An answer that is not what a Kubernetes API server would send: wrong content type, not JSON, wrong kind. */
+export class UnexpectedResponseError extends Error {
+  override readonly name = 'UnexpectedResponseError';
+  constructor(
+    readonly statusCode: number,
+    readonly contentType: string,
+    /** What was wrong, e.g. `expected application/json`. */
+    readonly problem: string,
+    /** Start of the body, control characters replaced, the token redacted. */
+    readonly snippet: string,
+    where: string,
+  ) {
+    super(`${where} answered ${String(statusCode)} with content type ${JSON.stringify(contentType)} (${problem}): ${JSON.stringify(snippet)}`);
+  }
+}
+
+/** A request or watch that ran out of time. ListWatch reconnects at once on this name. */
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+  readonly code = 'ETIMEDOUT';
+}
+
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+const SNIPPET_CHARS = 120;
+const WATCH_CONNECT_MIN_MS = 30_000;
+const EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+// Retried once when a kept-alive socket turns out to be closed by the server; a POST is not,
+// as it may have been processed.
+const RETRY_ON_STALE_SOCKET = new Set(['GET', 'PUT', 'DELETE']);
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isJson(contentType: string): boolean {
+  return /^application\/json\s*(;|$)/i.test(contentType.trim());
+}
+
+function parseObject(text: string): Json | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createRestClient(options: RestClientOptions): RestClient {
+  const base = new URL(options.server);
+  if (base.protocol !== 'https:') throw new TypeError('the server URL must use https://');
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const peer = options.peer ?? 'server';
+  const idleMs = options.watchIdleTimeoutMs ?? 300_000;
+  const agent = new https.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 16, ca: options.caPem, rejectUnauthorized: true });
+  const headers = (payload: string | undefined): Record<string, string> => ({
+    Accept: 'application/json',
+    'User-Agent': 'clusterset-agent',
+    Authorization: `Bearer ${options.token}`,
+    ...(payload !== undefined && { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }),
+  });
+
+  const url = (path: string, query: Query | undefined): URL => {
+    const target = new URL(prefix + path, base.origin);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) target.searchParams.set(key, String(value));
+    }
+    return target;
+  };
+
+  const snippet = (text: string): string => {
+    const clean = text.slice(0, 4096).split(options.token).join('[REDACTED]')
+      .replace(/\b(bearer)\s+\S+/gi, '$1 [REDACTED]')
+      .replace(/\p{Cc}+/gu, ' ');
+    return clean.length > SNIPPET_CHARS ? `${clean.slice(0, SNIPPET_CHARS)}…` : clean;
+  };
+
+  /** The error for any answer but a valid 2xx: the server's Status, or an UnexpectedResponseError. */
+  const answerError = (where: string, status: number, contentType: string, text: string): Error => {
+    const body = isJson(contentType) ? parseObject(text) : undefined;
+    if (body?.kind === 'Status') return new ApiError(status, body);
+    return new UnexpectedResponseError(status, contentType, 'expected a Kubernetes Status', snippet(text), where);
+  };
+
+  /** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
+  const readBody = (res: IncomingMessage, limit: number, truncate: boolean): Promise<string> => new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < limit) return;
+      if (truncate) resolve(Buffer.concat(chunks).toString('utf8'));
+      else reject(new Error(`answer larger than ${String(limit)} bytes`));
+      res.destroy();
+    });
+    res.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
+    res.on('error', reject);
+  });
+
+  async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const where = `${peer} ${method} ${path}`;
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
+    const { status, contentType, text } = await new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
+      let current: ClientRequest | undefined;
+      let settled = false;
+      const settle = (err: unknown, answer?: { status: number; contentType: string; text: string }): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (answer) resolve(answer);
+        else reject(err instanceof Error ? err : new Error(String(err)));
+      };
+      // Destroying the request destroys its socket, so a hung server cannot hold it in the pool.
+      const timer = setTimeout(() => {
+        settle(new TimeoutError(`${where} did not complete within ${String(timeoutMs)} ms`));
+        current?.destroy();
+      }, timeoutMs);
+      const attempt = (retry: boolean): void => {
+        const req = https.request(url(path, opts.query), { method, agent, headers: headers(payload) });
+        current = req;
+        let answered = false;
+        req.on('response', (res) => {
+          answered = true;
+          const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+          readBody(res, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, !ok).then(
+            (body) => { settle(undefined, { status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', text: body }); },
+            settle,
+          );
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // Node's documented pattern: the server closed an idle kept-alive socket as we sent.
+          if (retry && !answered && !settled && req.reusedSocket && err.code === 'ECONNRESET' && RETRY_ON_STALE_SOCKET.has(method)) {
+            attempt(false);
+            return;
+          }
+          settle(err);
+        });
+        req.end(payload);
+      };
+      attempt(true);
+    });
+
+    if (status < 200 || status >= 300) throw answerError(where, status, contentType, text);
+    if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippet(text), where);
+    const body = parseObject(text);
+    if (body === undefined) throw new UnexpectedResponseError(status, contentType, 'expected a JSON object', snippet(text), where);
+    const problem = opts.expect?.(body);
+    if (problem !== undefined) throw new UnexpectedResponseError(status, contentType, problem, snippet(text), where);
+    return body as T;
+  }
+
+  function watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
+    const where = `${peer} WATCH ${path}`;
+    const controller = new AbortController();
+    return new Promise((resolve) => {
+      let finished = false;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (ms: number, what: string): void => {
+        clearTimeout(timer);
+        timer = setTimeout(() => { finish(new TimeoutError(`${where}: ${what} for ${String(ms)} ms`)); }, ms);
+        timer.unref();
+      };
+      // Like client-node: `done` exactly once, after which the request is gone. `done` runs
+      // before the promise resolves, so a caller sees a refused watch as ended when it returns.
+      const finish = (err: unknown): void => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        req.destroy();
+        controller.abort();
+        done(err);
+        resolve(controller);
+      };
+      // An abort by the caller reports an AbortError, as client-node's does (ListWatch.stop()
+      // surfaces it as an 'error' the informer ignores once stopped).
+      controller.signal.addEventListener('abort', () => {
+        const reason: unknown = controller.signal.reason;
+        finish(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
+      }, { once: true });
+
+      const onLine = (contentType: string, line: string): void => {
+        if (finished || line.trim() === '') return;
+        const bad = (problem: string): void => { finish(new UnexpectedResponseError(200, contentType, problem, snippet(line), where)); };
+        const event = parseObject(line);
+        if (event === undefined) { bad('expected a JSON watch event'); return; }
+        const { type, object } = event;
+        if (typeof type !== 'string' || !EVENT_TYPES.has(type) || !isRecord(object)) {
+          bad('expected a watch event {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}');
+          return;
+        }
+        const problem = type === 'ERROR' ? undefined : expectItem?.(object, type);
+        if (problem !== undefined) { bad(problem); return; }
+        try {
+          callback(type, object, event);
+        } catch (err) {
+          finish(err);
+        }
+      };
+
+      // The connect phase has a deadline; once streaming, only silence ends the watch (the
+      // server's own timeout ends it cleanly).
+      arm(Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), 'no answer');
+      const req = https.request(url(path, { ...query, watch: true }), { method: 'GET', agent, headers: headers(undefined) });
+      req.on('error', finish);
+      req.on('response', (res) => {
+        const contentType = res.headers['content-type'] ?? '';
+        if (res.statusCode !== 200 || !isJson(contentType)) {
+          // Reported before watch() resolves, so the watch never counts as established.
+          readBody(res, MAX_ERROR_BODY_BYTES, true).then((text) => {
+            finish(res.statusCode === 200
+              ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippet(text), where)
+              : answerError(where, res.statusCode ?? 0, contentType, text));
+          }, finish);
+          return;
+        }
+        resolve(controller);
+        arm(idleMs, 'no data');
+        const decoder = new StringDecoder('utf8');
+        let pending = '';
+        res.on('data', (chunk: Buffer) => {
+          arm(idleMs, 'no data');
+          pending += decoder.write(chunk);
+          for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
+            const line = pending.slice(0, nl);
+            pending = pending.slice(nl + 1);
+            onLine(contentType, line);
+          }
+          if (pending.length > MAX_EVENT_CHARS) {
+            finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippet(pending), where));
+          }
+        });
+        res.on('end', () => {
+          onLine(contentType, pending + decoder.end());
+          finish(null);
+        });
+        res.on('error', finish);
+      });
+      req.end();
+    });
+  }
+
+  return {
+    server: options.server,
+    request,
+    watch,
+    close: () => { agent.destroy(); },
+  };
+}
