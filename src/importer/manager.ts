@@ -1,16 +1,13 @@
-// One Importer per ClusterSet, driven by the ClusterSet controller's area hooks: created on
-// the first accepted heartbeat, reconnected when the leader client changes (credential
-// rotation), told when the leader is lost, stopped or emptied when the area goes away.
+// Makes one Importer per ClusterSet for its RemoteCommonArea, which drives it; keeps them
+// to report their counters and to tell them when a namespace appears.
 import { CoreV1Api, type KubeConfig, type V1Namespace, Watch } from '@kubernetes/client-node';
 import type { ImportPolicyConfig } from '../config/config.js';
-import type { LeaderApi } from '../commonarea/leader-api.js';
-import type { LeaderStatus } from '../commonarea/remote-common-area.js';
 import type { LeaderTarget } from '../clusterset/spec.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { describeError } from '../kube/errors.js';
 import type { ImportCounts } from '../status/compute.js';
-import { Importer, purgeOwned, type ImporterLogger, type ImportOutcome } from './importer.js';
+import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js';
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 
@@ -46,6 +43,11 @@ export class ImportManager {
   }
 
   start(): Promise<void> {
+    // A refusal for a missing namespace is retried as soon as the namespace exists.
+    this.namespaces.on('add', (ns) => {
+      const name = ns.metadata?.name;
+      if (name) for (const importer of this.importers.values()) importer.namespaceAdded(name);
+    });
     return this.namespaces.start();
   }
 
@@ -60,51 +62,29 @@ export class ImportManager {
     };
   }
 
-  onBeat(clusterSet: string, target: LeaderTarget, _status: LeaderStatus, api: LeaderApi): void {
-    const importer = this.ensureImporter(clusterSet, target);
-    importer.setLeaderConnected(true);
-    importer.connect(api);
-  }
-
-  onStatus(clusterSet: string, target: LeaderTarget, status: LeaderStatus): void {
-    if (status.ready.status === 'True') {
-      this.importers.get(clusterSet)?.setLeaderConnected(true);
-    } else if (status.ready.status === 'False') {
-      // Also without a running watcher: an agent that restarts while the leader is down must
-      // still count down the retention of what it imported before.
-      this.ensureImporter(clusterSet, target).setLeaderConnected(false);
-    }
-  }
-
-  private ensureImporter(clusterSet: string, target: LeaderTarget): Importer {
-    let importer = this.importers.get(clusterSet);
-    if (!importer) {
-      importer = new Importer({
-        owner: this.owner(clusterSet, target),
-        policy: this.options.policy,
-        store: this.options.store,
-        namespaceExists: (ns) => this.namespaces.get(ns) !== undefined,
-        events: this.options.events,
-        eventTarget: () => this.options.eventTarget(clusterSet),
-        logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
-        onCountsChanged: () => { this.options.onCountsChanged(clusterSet); },
-        onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
-        onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
-      });
-      this.importers.set(clusterSet, importer);
-    }
+  /** The importer of a ClusterSet's area; the area drives it (resume, pause, stop, leave). */
+  create(clusterSet: string, target: LeaderTarget): Importer {
+    const previous = this.importers.get(clusterSet);
+    if (previous) void previous.stop();
+    const importer = new Importer({
+      owner: this.owner(clusterSet, target),
+      policy: this.options.policy,
+      store: this.options.store,
+      namespaceExists: (ns) => this.namespaces.get(ns) !== undefined,
+      events: this.options.events,
+      eventTarget: () => this.options.eventTarget(clusterSet),
+      logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
+      onCountsChanged: () => { this.options.onCountsChanged(clusterSet); },
+      onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
+      onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
+    });
+    this.importers.set(clusterSet, importer);
     return importer;
   }
 
-  async onAreaRemoved(clusterSet: string, target: LeaderTarget | undefined, leaving: boolean): Promise<void> {
-    const importer = this.importers.get(clusterSet);
+  /** Forgets a ClusterSet's importer once its area is gone (the area stopped it). */
+  release(clusterSet: string): void {
     this.importers.delete(clusterSet);
-    if (!leaving) {
-      await importer?.stop();
-      return;
-    }
-    if (importer) await importer.leave();
-    else if (target) await purgeOwned(this.options.store, this.owner(clusterSet, target), this.log);
   }
 
   counts(clusterSet: string): ImportCounts | undefined {

@@ -25,8 +25,11 @@ export type RejectionRule =
   | 'AddressRejected'
   | 'ObjectTooLarge'
   | 'TooManyObjects'
-  | 'InvalidPayload';
+  | 'InvalidPayload'
+  /** An Endpoints import whose ServiceImport sibling is not (or not yet) imported: held back (importer.ts). */
+  | 'ServiceNotImported';
 
+/** What the importer keeps per refused ResourceImport: two short strings, never a payload. */
 export interface Rejection {
   rule: RejectionRule;
   message: string;
@@ -39,11 +42,36 @@ export interface ImportCheckInput {
   policy: ImportPolicyConfig;
   /** Whether a namespace exists in the member cluster now (from an informer cache). */
   namespaceExists: (ns: string) => boolean;
-  /** Objects this leader already has in the member, NOT counting those of `ri` itself. */
-  ownedCount: number;
+  /**
+   * Objects this leader already has in the member, NOT counting those of `ri` itself. Omitted
+   * by the importer, which admits whole exported services against the cap itself
+   * ({@link tooManyObjects}): a count taken here is stale by the time the creates land.
+   */
+  ownedCount?: number;
 }
 
+/** `ResourceImport <ns>/<name> rejected (<rule>): <detail>`, the form of every rejection message. */
+export function rejectionOf(ri: ResourceImport, rule: RejectionRule, detail: string): Rejection {
+  return { rule, message: `ResourceImport ${ri.metadata?.namespace ?? ''}/${ri.metadata?.name ?? ''} rejected (${rule}): ${detail}` };
+}
 
+/** The detail of a rejection message, without the `ResourceImport ... rejected (<rule>): ` prefix. */
+export function rejectionDetail(rejection: Rejection): string {
+  const marker = `rejected (${rejection.rule}): `;
+  const at = rejection.message.indexOf(marker);
+  return at === -1 ? rejection.message : rejection.message.slice(at + marker.length);
+}
+
+/**
+ * The per-leader cap refuses `what` (e.g. "the exported Service team-a/web (Service,
+ * ServiceImport and Endpoints)"), which needs `size` objects. The message does not carry the
+ * current count, so that one refused import stays one distinct rejection (one Event) however
+ * the count moves while it waits.
+ */
+export function tooManyObjects(ri: ResourceImport, what: string, size: number, policy: Pick<ImportPolicyConfig, 'maxObjectsPerLeader'>): Rejection {
+  return rejectionOf(ri, 'TooManyObjects',
+    `${what} needs ${size} object(s), which do not fit within imports.maxObjectsPerLeader (${policy.maxObjectsPerLeader}) next to what this leader already has`);
+}
 
 const SHOWN_CHARS = 64;
 
@@ -366,16 +394,21 @@ function leaderChosenNamespaces(objects: readonly DesiredObject[]): string[] {
   return [...new Set(namespaces)];
 }
 
+/** The leader-chosen namespaces of `objects` that do not exist (what a `NamespaceNotFound` refusal waits for). */
+export function missingNamespaces(objects: readonly DesiredObject[], namespaceExists: (ns: string) => boolean): string[] {
+  return leaderChosenNamespaces(objects).filter((ns) => !namespaceExists(ns));
+}
+
 /**
  * Whether the leader may have these objects in this member. Checks run in a fixed order and
  * the first failure is returned, so one RI always yields the same rule: kind, names,
- * namespaces, size, payload shape, addresses, then the per-leader object count. A name
+ * namespaces, size, payload shape, addresses, then (when `ownedCount` is given) the per-leader
+ * object count. A name
  * collision with a user's object is not checked here (the engine reports it as a conflict).
  */
 export function checkImport(input: ImportCheckInput): Rejection | undefined {
   const { ri, objects, policy } = input;
-  const where = `ResourceImport ${ri.metadata?.namespace ?? ''}/${ri.metadata?.name ?? ''}`;
-  const reject = (rule: RejectionRule, detail: string): Rejection => ({ rule, message: `${where} rejected (${rule}): ${detail}` });
+  const reject = (rule: RejectionRule, detail: string): Rejection => rejectionOf(ri, rule, detail);
 
   const kind = ri.spec?.kind;
   if (!isImportableKind(kind)) return reject('UnknownKind', `spec.kind ${show(kind)} is not one of ${IMPORTABLE_KINDS.join(', ')}`);
@@ -415,7 +448,7 @@ export function checkImport(input: ImportCheckInput): Rejection | undefined {
     if (problem !== undefined) return reject('AddressRejected', `${path} ${show(value)} ${problem}`);
   }
 
-  if (input.ownedCount + objects.length > policy.maxObjectsPerLeader) {
+  if (input.ownedCount !== undefined && input.ownedCount + objects.length > policy.maxObjectsPerLeader) {
     return reject('TooManyObjects',
       `${objects.length} more object(s) on top of the ${input.ownedCount} this leader already has would exceed imports.maxObjectsPerLeader (${policy.maxObjectsPerLeader})`);
   }

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceImport } from '../../src/api/types.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/config/config.js';
-import { addressProblem, checkImport, cidrProblem, type Rejection, type RejectionRule } from '../../src/importer/policy.js';
+import {
+  addressProblem, checkImport, cidrProblem, missingNamespaces, rejectionDetail, rejectionOf, tooManyObjects, type Rejection, type RejectionRule,
+} from '../../src/importer/policy.js';
 import { desiredForImport, type DesiredObject } from '../../src/importer/rules.js';
 import {
   BENIGN_IMPORTS,
@@ -165,6 +167,34 @@ describe('checkImport() kinds, size and count', () => {
     const rejection = check(web, { maxObjectsPerLeader: 10 }, 9);
     assert.equal(rejection?.rule, 'TooManyObjects');
     assert.match(rejection.message, /2 more object\(s\) on top of the 9 .* \(10\)/);
+  });
+
+  it('leaves the count to the importer when ownedCount is not given', () => {
+    const web = svc('web', 'team-a', {});
+    const plan = desiredForImport(web, HOSTILE_OWNER, { enableLabelIdentity: false });
+    assert.equal(plan.kind, 'apply');
+    if (plan.kind !== 'apply') return;
+    assert.equal(checkImport({ ri: web, objects: plan.objects, policy: { ...HOSTILE_POLICY, maxObjectsPerLeader: 1 }, namespaceExists }), undefined);
+  });
+
+  it('words a cap refusal without the moving count, so one refused import stays one distinct rejection', () => {
+    const web = svc('web', 'team-a', {});
+    const what = 'the exported Service team-a/web (Service, ServiceImport and Endpoints)';
+    const refusal = tooManyObjects(web, what, 3, { maxObjectsPerLeader: 300 });
+    assert.equal(refusal.rule, 'TooManyObjects');
+    assert.equal(refusal.message, `ResourceImport antrea-multicluster/team-a-web-service rejected (TooManyObjects): ${what} needs 3 object(s), which do not fit within imports.maxObjectsPerLeader (300) next to what this leader already has`);
+    assert.deepEqual(tooManyObjects(web, what, 3, { maxObjectsPerLeader: 300 }), refusal);
+    assert.equal(rejectionDetail(refusal), `${what} needs 3 object(s), which do not fit within imports.maxObjectsPerLeader (300) next to what this leader already has`);
+  });
+
+  it('builds ServiceNotImported rejections in the common form, and names missing namespaces', () => {
+    const held = rejectionOf(eps('web', {}), 'ServiceNotImported', 'Endpoints for team-a/web are held back: x');
+    assert.equal(held.message, 'ResourceImport antrea-multicluster/team-a-web-endpoints rejected (ServiceNotImported): Endpoints for team-a/web are held back: x');
+    assert.equal(rejectionDetail(held), 'Endpoints for team-a/web are held back: x');
+    const plan = desiredForImport(svc('web', 'ghost', {}), HOSTILE_OWNER, { enableLabelIdentity: false });
+    assert.deepEqual(plan.kind === 'apply' ? missingNamespaces(plan.objects, namespaceExists) : undefined, ['ghost']);
+    const info = desiredForImport(ri('member-c-clusterinfo', { name: 'member-c', namespace: 'ghost', kind: 'ClusterInfo', clusterinfo: { clusterID: 'member-c' } }), HOSTILE_OWNER, { enableLabelIdentity: false });
+    assert.deepEqual(info.kind === 'apply' ? missingNamespaces(info.objects, () => false) : undefined, [], 'ClusterInfoImports go to the agent namespace, not the leader-chosen one');
   });
 });
 

@@ -1,0 +1,474 @@
+// The Importer against an in-memory member (FakeStore) and an in-memory leader whose list and
+// watch drive the real ResilientInformer over client-node's ListWatch: trust (pause/resume),
+// retention, atomic service imports, the exact per-leader cap under concurrency, disabled
+// kinds and one delete per object.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResourceImport, ResourceImportList } from '../../src/api/types.js';
+import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/config/config.js';
+import type { EventTarget } from '../../src/events/recorder.js';
+import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/importer/importer.js';
+import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
+import { FakeStore, storeKey } from './fakes/fake-store.js';
+
+const LEADER_NS = 'leader-ns';
+const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'east' };
+const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'agent-ns' };
+
+// ---------------------------------------------------------------------------------------
+// ResourceImports and the keys of what they become
+// ---------------------------------------------------------------------------------------
+
+function ri(name: string, spec: NonNullable<ResourceImport['spec']>): ResourceImport {
+  return { apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name, namespace: LEADER_NS }, spec };
+}
+
+function svcRI(ns: string, name: string, port = 80): ResourceImport {
+  return ri(`${ns}-${name}-service`, {
+    name, namespace: ns, kind: 'ServiceImport',
+    serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port, protocol: 'TCP' }] } },
+  });
+}
+
+function epsRI(ns: string, name: string, ip = '10.1.0.1'): ResourceImport {
+  return ri(`${ns}-${name}-endpoints`, {
+    name, namespace: ns, kind: 'Endpoints',
+    endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] },
+  });
+}
+
+function clusterInfoRI(id: string): ResourceImport {
+  return ri(`${id}-clusterinfo`, { name: id, namespace: 'kube-system', kind: 'ClusterInfo', clusterinfo: { clusterID: id, serviceCIDR: '10.96.0.0/12' } });
+}
+
+const keys = (ns: string, name: string) => ({
+  service: storeKey({ group: '', plural: 'services', namespace: ns, name: `antrea-mc-${name}` }),
+  serviceImport: storeKey({ group: 'multicluster.x-k8s.io', plural: 'serviceimports', namespace: ns, name }),
+  endpoints: storeKey({ group: '', plural: 'endpoints', namespace: ns, name: `antrea-mc-${name}` }),
+});
+
+function objectsOf(store: FakeStore, ns: string, name: string): number {
+  return Object.values(keys(ns, name)).filter((k) => store.objects.has(k)).length;
+}
+
+// ---------------------------------------------------------------------------------------
+// A leader: list and watch of ResourceImports, as ListWatch consumes them
+// ---------------------------------------------------------------------------------------
+
+interface OpenWatch {
+  readonly callback: (phase: string, obj: unknown) => void;
+  readonly controller: AbortController;
+}
+
+class RILeader {
+  readonly server = 'https://leader.example:6443';
+  readonly namespace = LEADER_NS;
+  readonly resourceImportsPath = `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${LEADER_NS}/resourceimports`;
+  readonly items = new Map<string, ResourceImport>();
+  listCalls = 0;
+  #rv = 1;
+  #watches: OpenWatch[] = [];
+  #listHold: Promise<unknown> | undefined;
+
+  readonly watch = {
+    watch: (_path: string, _query: Record<string, unknown>, callback: (phase: string, obj: unknown) => void, done: (err: unknown) => void): Promise<AbortController> => {
+      const controller = new AbortController();
+      const entry = { callback, controller };
+      controller.signal.addEventListener('abort', () => {
+        this.#watches = this.#watches.filter((w) => w !== entry);
+        done(new DOMException('This operation was aborted', 'AbortError'));
+      });
+      this.#watches.push(entry);
+      return Promise.resolve(controller);
+    },
+  };
+
+  /** The LeaderApi the importer gets: always the same object. */
+  api(): LeaderApi {
+    return this as unknown as LeaderApi;
+  }
+
+  get openWatches(): number {
+    return this.#watches.length;
+  }
+
+  /** The next list waits until the returned function is called. */
+  holdList(): () => void {
+    const { promise, resolve } = Promise.withResolvers<undefined>();
+    this.#listHold = promise;
+    return () => { resolve(undefined); };
+  }
+
+  async listResourceImports(): Promise<ResourceImportList> {
+    this.listCalls += 1;
+    const hold = this.#listHold;
+    this.#listHold = undefined;
+    if (hold) await hold;
+    return { apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.#rv) }, items: [...this.items.values()].map((i) => structuredClone(i)) };
+  }
+
+  #emit(phase: string, obj: ResourceImport): void {
+    for (const w of [...this.#watches]) w.callback(phase, structuredClone(obj));
+  }
+
+  put(...ris: ResourceImport[]): void {
+    for (const r of ris) {
+      this.#rv += 1;
+      const name = r.metadata?.name ?? '';
+      const stored = { ...structuredClone(r), metadata: { ...r.metadata, resourceVersion: String(this.#rv) } };
+      const existed = this.items.has(name);
+      this.items.set(name, stored);
+      this.#emit(existed ? 'MODIFIED' : 'ADDED', stored);
+    }
+  }
+
+  remove(...names: string[]): void {
+    for (const name of names) {
+      const found = this.items.get(name);
+      if (!found) continue;
+      this.#rv += 1;
+      this.items.delete(name);
+      this.#emit('DELETED', { ...found, metadata: { ...found.metadata, resourceVersion: String(this.#rv) } });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The importer under test
+// ---------------------------------------------------------------------------------------
+
+interface LogLine {
+  level: 'debug' | 'info' | 'warn';
+  message: string;
+  meta: Record<string, unknown> | undefined;
+}
+
+function capture() {
+  const lines: LogLine[] = [];
+  const logger: ImporterLogger = {
+    debug: (message, meta) => { lines.push({ level: 'debug', message, meta }); },
+    info: (message, meta) => { lines.push({ level: 'info', message, meta }); },
+    warn: (message, meta) => { lines.push({ level: 'warn', message, meta }); },
+  };
+  return { lines, logger };
+}
+
+interface Setup {
+  importer: Importer;
+  store: FakeStore;
+  leader: RILeader;
+  namespaces: Set<string>;
+  log: LogLine[];
+  events: { reason: string; message: string }[];
+}
+
+const running: Importer[] = [];
+// A failed assertion must not leave an importer (and its retry timers) running.
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((i) => i.stop()));
+});
+
+function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStore; concurrency?: number } = {}): Setup {
+  const store = options.store ?? new FakeStore();
+  const leader = new RILeader();
+  const namespaces = new Set(['team-a', 'team-b', 'agent-ns']);
+  const { lines, logger } = capture();
+  const events: { reason: string; message: string }[] = [];
+  const policy: ImportPolicyConfig = { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...options.policy };
+  const importer = new Importer({
+    owner: OWNER, policy, store,
+    namespaceExists: (ns) => namespaces.has(ns),
+    events: { record: (_target, _type, reason, message) => { events.push({ reason, message }); } },
+    eventTarget: () => TARGET,
+    logger,
+    onCountsChanged: () => undefined,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+  });
+  running.push(importer);
+  return { importer, store, leader, namespaces, log: lines, events };
+}
+
+async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+/** Lets timers and pending promises run: the importer is idle and stays so. */
+async function settle(s: Setup): Promise<void> {
+  await sleep(30);
+  await s.importer.onIdle();
+  await sleep(10);
+  await s.importer.onIdle();
+}
+
+const warnings = (s: Setup) => s.log.filter((l) => l.level === 'warn').map((l) => l.message);
+
+// ---------------------------------------------------------------------------------------
+
+describe('Importer: trust', () => {
+  it('pause stops writes at once, also for an RI whose event arrived before the watcher stopped', async () => {
+    const s = setup();
+    s.leader.put(svcRI('team-a', 'a'));
+    const releaseCreates = s.store.hold('create');
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service of a being created', () => s.store.count('create') === 1);
+    assert.equal(s.leader.openWatches, 1);
+    // The watch delivers b, which is queued at once; trust is lost in the same tick.
+    s.leader.put(svcRI('team-a', 'b'));
+    s.importer.pause('Unauthorized: the token was rejected');
+    s.importer.pause('ConnectionFailed: a later reason');
+    releaseCreates();
+    await settle(s);
+    // Only the create already on the wire completed; nothing else was written.
+    assert.deepEqual(s.store.calls.filter((c) => !c.startsWith('list ')), [`create ${keys('team-a', 'a').service}`]);
+    assert.equal(objectsOf(s.store, 'team-a', 'b'), 0);
+    const paused = s.log.filter((l) => l.message.startsWith('imports paused'));
+    assert.equal(paused.length, 1, 'logged once per pause');
+    assert.equal(paused[0]?.meta?.['why'], 'Unauthorized: the token was rejected');
+    await waitFor('the watch closed', () => s.leader.openWatches === 0);
+
+    // Resume (same client): one full resync repairs everything, including b, queued while paused.
+    const lists = s.store.count('list');
+    const leaderLists = s.leader.listCalls;
+    s.importer.resume(s.leader.api());
+    await waitFor('a and b imported', () => objectsOf(s.store, 'team-a', 'a') === 2 && objectsOf(s.store, 'team-a', 'b') === 2);
+    await settle(s);
+    assert.equal(s.store.count('list') - lists, importTargetKinds(DEFAULT_CONFIG.imports).length, 'one index rebuild');
+    assert.equal(s.leader.listCalls - leaderLists, 1, 'one list of the leader');
+    assert.equal(s.store.count('create', keys('team-a', 'a').service), 1, 'the Service of a was not created twice');
+    // A resume with the same client while running changes nothing.
+    s.importer.resume(s.leader.api());
+    await settle(s);
+    assert.equal(s.leader.listCalls - leaderLists, 1);
+    assert.equal(s.importer.counts().total, 4);
+    await s.importer.stop();
+  });
+
+  it('purges after the retention period, and restores on resume', async () => {
+    const s = setup({ policy: { lostLeaderRetentionSeconds: 0.15 } });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    const pausedAt = Date.now();
+    s.importer.pause('ConnectionFailed: leader lost');
+    await waitFor('purged', () => s.store.ownedNow() === 0, 2_000);
+    assert.ok(Date.now() - pausedAt >= 140, 'not before the retention period');
+    await waitFor('counts follow', () => s.importer.counts().total === 0);
+    for (const key of Object.values(keys('team-a', 'web'))) assert.equal(s.store.count('delete', key), 1, key);
+    s.importer.resume(s.leader.api());
+    await waitFor('restored', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await settle(s);
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('a resume within the retention period deletes nothing', async () => {
+    const s = setup({ policy: { lostLeaderRetentionSeconds: 0.15 } });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await settle(s);
+    s.importer.pause('ConnectionFailed: leader lost');
+    await sleep(50);
+    s.importer.resume(s.leader.api());
+    await sleep(200);
+    await settle(s);
+    assert.equal(s.store.count('delete'), 0);
+    assert.equal(s.store.count('create'), 3);
+    assert.equal(s.store.count('replace'), 0);
+    await s.importer.stop();
+  });
+
+  it('a fresh importer paused (agent restarted during an outage) counts the retention down too', async () => {
+    const store = new FakeStore();
+    const ref = { group: '', version: 'v1', plural: 'services', namespaced: true, namespace: 'team-a', name: 'antrea-mc-old' };
+    store.seed(ref, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'antrea-mc-old', namespace: 'team-a', labels: ownerLabels(OWNER), annotations: ownerAnnotations(OWNER, 'team-a-old-service') } });
+    const s = setup({ store, policy: { lostLeaderRetentionSeconds: 0.1 } });
+    s.importer.pause('ConnectionFailed: leader unreachable');
+    await waitFor('purged', () => store.ownedNow() === 0, 2_000);
+    await s.importer.stop();
+  });
+
+  it('does not warn about a watcher stopped before it synced (reconnect, pause)', async () => {
+    const s = setup();
+    const other = new RILeader();
+    s.leader.holdList();
+    s.importer.resume(s.leader.api());
+    await waitFor('listing', () => s.leader.listCalls === 1);
+    s.importer.resume(other.api());
+    await waitFor('listing with the new client', () => other.listCalls === 1);
+    s.importer.pause('Forbidden: access revoked');
+    await sleep(50);
+    assert.deepEqual(warnings(s).filter((m) => !m.startsWith('imports paused')), []);
+    await s.importer.stop();
+  });
+});
+
+describe('Importer: atomic service imports', () => {
+  it('holds Endpoints back while the ServiceImport is refused, and lands them once it is accepted', async () => {
+    const s = setup();
+    s.leader.put(svcRI('team-a', 'web', 0), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('both judged', () => s.importer.counts().rejected === 2);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0, 'not half an import');
+    const held = s.events.find((e) => e.reason === 'ImportRejectedServiceNotImported');
+    assert.ok(held, JSON.stringify(s.events));
+    assert.match(held.message, /^ResourceImport leader-ns\/team-a-web-endpoints rejected \(ServiceNotImported\): Endpoints for team-a\/web are held back: ResourceImport leader-ns\/team-a-web-service was refused \(InvalidPayload: spec\.serviceImport\.spec\.ports\[0\]\.port 0/);
+    assert.deepEqual(s.events.map((e) => e.reason).sort(), ['ImportRejectedInvalidPayload', 'ImportRejectedServiceNotImported']);
+
+    s.leader.put(svcRI('team-a', 'web', 80));
+    await waitFor('the whole service imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await settle(s);
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+
+    // Refused again: its Endpoints go too.
+    s.leader.put(svcRI('team-a', 'web', 0));
+    await waitFor('the whole service removed', () => objectsOf(s.store, 'team-a', 'web') === 0);
+    await settle(s);
+    assert.equal(s.importer.counts().rejected, 2);
+    for (const key of Object.values(keys('team-a', 'web'))) assert.equal(s.store.count('delete', key), 1, key);
+    await s.importer.stop();
+  });
+
+  it('retries a refusal for a missing namespace when the namespace appears', async () => {
+    const s = setup();
+    s.leader.put(svcRI('ghost', 'web'), epsRI('ghost', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('both refused', () => s.importer.counts().rejected === 2);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0);
+    assert.ok(s.events.every((e) => e.reason === 'ImportRejectedNamespaceNotFound' || e.reason === 'ImportRejectedServiceNotImported'));
+    s.namespaces.add('ghost');
+    s.importer.namespaceAdded('ghost');
+    await waitFor('imported once the namespace exists', () => objectsOf(s.store, 'ghost', 'web') === 3, 2_000);
+    await settle(s);
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('Endpoints published before their ServiceImport wait quietly and land with it', async () => {
+    const s = setup();
+    s.leader.put(epsRI('team-a', 'late'));
+    s.importer.resume(s.leader.api());
+    await waitFor('held back', () => s.importer.counts().rejected === 1);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0);
+    s.leader.put(svcRI('team-a', 'late'));
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'late') === 3);
+    await settle(s);
+    assert.deepEqual(s.events, [], 'an ordering race is not a warning');
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+});
+
+describe('Importer: the per-leader cap', () => {
+  it('is exact under concurrency 8 with slow creates, and all-or-nothing per exported service', async () => {
+    const store = new FakeStore();
+    store.latency = { create: () => 1 + Math.random() * 8, get: 1 };
+    const s = setup({ store, policy: { maxObjectsPerLeader: 31 } });
+    const names = Array.from({ length: 20 }, (_, i) => `svc-${String(i)}`);
+    // Endpoints first for half of them: they must wait for their service, not take its slots.
+    for (const [i, name] of names.entries()) {
+      if (i % 2 === 0) s.leader.put(epsRI('team-b', name), svcRI('team-b', name));
+      else s.leader.put(svcRI('team-b', name), epsRI('team-b', name));
+    }
+    s.leader.put(clusterInfoRI('west'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the cap filled', () => store.ownedNow() === 31, 10_000);
+    await settle(s);
+    assert.ok(store.maxOwned <= 31, `at most 31 objects at any instant, saw ${String(store.maxOwned)}`);
+    const complete = names.filter((n) => objectsOf(store, 'team-b', n) === 3);
+    const refused = names.filter((n) => objectsOf(store, 'team-b', n) === 0);
+    assert.equal(complete.length, 10);
+    assert.equal(refused.length, 10, 'no half-imported service');
+    for (const name of refused) {
+      for (const key of Object.values(keys('team-b', name))) assert.equal(store.count('create', key), 0, `nothing of ${name} was ever created`);
+    }
+    assert.ok(store.objects.has(storeKey({ group: 'multicluster.crd.antrea.io', plural: 'clusterinfoimports', namespace: 'agent-ns', name: 'west-clusterinfo' })));
+    assert.deepEqual(s.importer.counts(), { total: 31, rejected: 20, conflicts: 0 });
+    assert.equal(s.events.filter((e) => e.reason === 'ImportRejectedTooManyObjects').length, 10);
+    assert.equal(s.events.filter((e) => e.reason === 'ImportRejectedServiceNotImported').length, 10);
+    assert.match(s.events.find((e) => e.reason === 'ImportRejectedTooManyObjects')?.message ?? '',
+      /the exported Service team-b\/svc-\d+ \(Service, ServiceImport and Endpoints\) needs 3 object\(s\), which do not fit within imports\.maxObjectsPerLeader \(31\)/);
+
+    // Un-exporting one frees its slots for one refused service, atomically again.
+    const gone = complete[0] ?? '';
+    s.leader.remove(`team-b-${gone}-service`, `team-b-${gone}-endpoints`);
+    await waitFor('a refused service admitted in its place', () => names.filter((n) => objectsOf(store, 'team-b', n) === 3).length === 10 && objectsOf(store, 'team-b', gone) === 0, 5_000);
+    await settle(s);
+    assert.ok(store.maxOwned <= 31, `at most 31 objects at any instant, saw ${String(store.maxOwned)}`);
+    assert.equal(names.filter((n) => objectsOf(store, 'team-b', n) === 0).length, 10);
+    assert.deepEqual(s.importer.counts(), { total: 31, rejected: 18, conflicts: 0 });
+    await s.importer.stop();
+  });
+});
+
+describe('Importer: listing and deleting', () => {
+  it('lists only enabled kinds', async () => {
+    const plurals = (p: Partial<ImportPolicyConfig>) => importTargetKinds({ ...DEFAULT_CONFIG.imports, ...p }).map((k) => k.plural);
+    assert.deepEqual(plurals({}), ['services', 'endpoints', 'serviceimports', 'clusterinfoimports']);
+    assert.ok(plurals({ allowedKinds: ['ServiceImport', 'AntreaClusterNetworkPolicy'] }).includes('clusternetworkpolicies'));
+    assert.ok(!plurals({ enableLabelIdentity: true }).includes('labelidentities'), 'enabled but not allowed');
+    assert.ok(!plurals({ allowedKinds: ['LabelIdentity'] }).includes('labelidentities'), 'allowed but not enabled');
+    assert.ok(plurals({ enableLabelIdentity: true, allowedKinds: ['LabelIdentity'] }).includes('labelidentities'));
+
+    const store = new FakeStore();
+    await purgeOwned(store, OWNER, capture().logger, DEFAULT_CONFIG.imports);
+    const s = setup({ store });
+    s.importer.resume(s.leader.api());
+    await waitFor('the index rebuilt', () => store.count('list') >= 8);
+    await settle(s);
+    const listed = store.calls.filter((c) => c.startsWith('list '));
+    assert.equal(listed.length, 8);
+    assert.ok(listed.every((c) => !c.includes('clusternetworkpolicies') && !c.includes('labelidentities')), listed.join(', '));
+    await s.importer.stop();
+  });
+
+  it('deletes each object once when a service is un-exported, whatever the order', async () => {
+    const store = new FakeStore();
+    store.latency = { delete: 20 };
+    const s = setup({ store });
+    s.leader.put(svcRI('team-a', 'one'), epsRI('team-a', 'one'), svcRI('team-a', 'two'), epsRI('team-a', 'two'), epsRI('team-a', 'three'), svcRI('team-a', 'three'));
+    s.importer.resume(s.leader.api());
+    await waitFor('imported', () => store.ownedNow() === 9);
+    await settle(s);
+    s.leader.remove('team-a-one-service', 'team-a-one-endpoints');
+    s.leader.remove('team-a-two-endpoints', 'team-a-two-service');
+    s.leader.remove('team-a-three-endpoints');
+    await sleep(5);
+    s.leader.remove('team-a-three-service');
+    await waitFor('all removed', () => store.ownedNow() === 0);
+    await settle(s);
+    for (const name of ['one', 'two', 'three']) {
+      for (const key of Object.values(keys('team-a', name))) assert.equal(store.count('delete', key), 1, key);
+    }
+    assert.deepEqual(s.importer.counts(), { total: 0, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('deletes each object once also while periodic resyncs rebuild the index', async () => {
+    const store = new FakeStore();
+    store.latency = { delete: 40, list: 5 };
+    const s = setup({ store, policy: { resyncSeconds: 0.02 } });
+    const names = ['a', 'b', 'c', 'd'];
+    for (const name of names) s.leader.put(svcRI('team-a', name), epsRI('team-a', name));
+    s.importer.resume(s.leader.api());
+    await waitFor('imported', () => store.ownedNow() === 12);
+    await settle(s);
+    for (const name of names) s.leader.remove(`team-a-${name}-endpoints`, `team-a-${name}-service`);
+    await waitFor('all removed', () => store.ownedNow() === 0);
+    await sleep(150);
+    await s.importer.onIdle();
+    for (const name of names) {
+      for (const key of Object.values(keys('team-a', name))) assert.equal(store.count('delete', key), 1, key);
+    }
+    await s.importer.stop();
+  });
+});
