@@ -4,14 +4,18 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
 import { heartbeatCron, type AgentConfig } from './config/config.js';
-import { createEventRecorder } from './events/recorder.js';
+import { createEventRecorder, type BufferedEventRecorder } from './events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
 import { ImportManager } from './importer/manager.js';
 import type { AgentMetrics } from './metrics/metrics.js';
 
+const EVENT_FLUSH_TIMEOUT_MS = 2_000;
+
 export interface Agent {
   readonly controller: ClusterSetController;
   readonly imports: ImportManager;
+  /** Events on ClusterSets, correlated and rate-limited; `flush()` waits until they are sent. */
+  readonly events: BufferedEventRecorder;
   /** Caches synced: what /readyz reports. */
   readonly ready: () => boolean;
   stop(): Promise<void>;
@@ -59,22 +63,18 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     kubeConfig,
     namespace: config.namespace,
     heartbeatCron: heartbeatCron(config.heartbeat.intervalSeconds),
+    heartbeatIntervalMs: config.heartbeat.intervalSeconds * 1000,
     failureThreshold: config.heartbeat.failureThreshold,
     requestTimeoutMs: config.heartbeat.requestTimeoutSeconds * 1000,
     statusMinIntervalMs: config.status.minWriteIntervalMs,
     logger,
     events,
-    onAreaBeat: (name, target, status, api) => { imports.onBeat(name, target, status, api); },
-    onBeatResult: (name, leader, ok, seconds, reason) => metrics?.observeBeat(name, leader, seconds, ok, reason),
-    onAreaStatus: (name, target, status) => {
-      metrics?.setConnected(name, target.leaderClusterID, status.ready.status === 'True');
-      imports.onStatus(name, target, status);
+    importers: imports,
+    onAreaEvent: (name, target, event) => {
+      if (event.type === 'beat') metrics?.observeBeat(name, target.leaderClusterID, event.seconds, event.ok, event.reason);
+      else if (event.type === 'conditions') metrics?.setConnected(name, target.leaderClusterID, event.status.ready.status === 'True');
     },
-    onAreaRemoved: async (name, target, leaving) => {
-      await imports.onAreaRemoved(name, target, leaving);
-      if (leaving) metrics?.forget(name);
-    },
-    importCounts: (name) => imports.counts(name),
+    onClusterSetGone: (name) => metrics?.forget(name),
   });
   await imports.start();
   await controller.start();
@@ -82,10 +82,14 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
   return {
     controller: started,
     imports,
+    events,
     ready: () => started.synced && imports.synced,
     async stop() {
       await started.stop();
       await imports.stop();
+      // Events said during the stop (e.g. the last disconnection) are worth a short wait, not a hung exit.
+      await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, EVENT_FLUSH_TIMEOUT_MS).unref())]);
+      await events.stop();
     },
   };
 }

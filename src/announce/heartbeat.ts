@@ -30,9 +30,12 @@ export class Heartbeat {
     return this.task !== undefined;
   }
 
-  /** Starts the schedule and beats at once, so a join does not wait a whole interval. */
-  start(): void {
-    if (this.task) return;
+  /**
+   * Starts the schedule and beats at once, so a join does not wait a whole interval. Resolves
+   * when that first beat has ended (at once when already running).
+   */
+  start(): Promise<void> {
+    if (this.task) return Promise.resolve();
     this.abort = new AbortController();
     const log = this.options.logger;
     this.task = cron.createTask(this.options.cron, () => { void this.runOnce(false); }, {
@@ -47,7 +50,7 @@ export class Heartbeat {
       },
     });
     void this.task.start();
-    void this.runOnce(false);
+    return this.runOnce(false);
   }
 
   /**

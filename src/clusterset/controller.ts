@@ -8,14 +8,17 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret, Watch } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../api/types.js';
 import { credentialsFromSecret } from '../commonarea/credentials.js';
+import type { AreaEvent } from '../commonarea/area-events.js';
 import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';
-import { RemoteCommonArea, type AreaLogger, type LeaderStatus } from '../commonarea/remote-common-area.js';
+import { RemoteCommonArea, type AreaLogger, type ImportLink, type LeaderStatus } from '../commonarea/remote-common-area.js';
+import { failure, FailureReason } from '../conditions/reasons.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { describeError, httpStatus, isConflict } from '../kube/errors.js';
 import { WorkQueue } from '../runtime/workqueue.js';
-import { computeStatus, type ComputedStatus } from '../status/compute.js';
+import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField } from '../status/compute.js';
 import { StatusWriter } from '../status/writer.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
+import { heldBy, type MembershipClaim } from './membership.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
@@ -26,26 +29,29 @@ export interface ControllerLogger extends AreaLogger {
   child(fields: Record<string, unknown>): ControllerLogger;
 }
 
+/** Creates, counts and forgets the importer of each ClusterSet; the area drives it. */
+export interface ImporterFactory {
+  create(clusterSet: string, target: LeaderTarget): ImportLink;
+  release(clusterSet: string): void;
+  counts(clusterSet: string): ComputedStatus['imports'];
+}
+
 export interface ClusterSetControllerOptions {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly heartbeatCron: string;
+  readonly heartbeatIntervalMs: number;
   readonly failureThreshold: number;
   readonly requestTimeoutMs: number;
   readonly statusMinIntervalMs: number;
   /** How long a deleted ClusterSet waits for the leader to accept the leave before giving up. */
   readonly leaveTimeoutMs?: number;
   readonly logger: ControllerLogger;
-  /** Called after every accepted heartbeat (the importer connects here). */
-  readonly onAreaBeat?: (clusterSet: string, target: LeaderTarget, status: LeaderStatus, api: LeaderApi) => void;
-  /** Called after every heartbeat, for metrics. */
-  readonly onBeatResult?: (clusterSet: string, leader: string, ok: boolean, seconds: number, reason?: string) => void;
-  /** Called after every change of a leader's conditions. */
-  readonly onAreaStatus?: (clusterSet: string, target: LeaderTarget, status: LeaderStatus) => void;
-  /** Called when an area goes away; `leaving` means the ClusterSet (or this leader) is gone for good. */
-  readonly onAreaRemoved?: (clusterSet: string, target: LeaderTarget | undefined, leaving: boolean) => Promise<void>;
-  /** Import counters to publish in the ClusterSet status. */
-  readonly importCounts?: (clusterSet: string) => ComputedStatus['imports'];
+  readonly importers?: ImporterFactory;
+  /** Every event of every area, e.g. for metrics. */
+  readonly onAreaEvent?: (clusterSet: string, target: LeaderTarget, event: AreaEvent) => void;
+  /** A ClusterSet is gone for good (left, or its leader changed). */
+  readonly onClusterSetGone?: (clusterSet: string) => void;
   readonly events?: EventRecorder;
   readonly createApi?: (credentials: Parameters<typeof createLeaderApi>[0], namespace: string) => LeaderApi;
 }
@@ -62,7 +68,8 @@ export class ClusterSetController {
   private readonly status: StatusWriter<ClusterSet>;
   private readonly areas = new Map<string, ManagedArea>();
   private readonly specProblems = new Map<string, { reason: string; message: string }>();
-  private readonly lastReady = new Map<string, string>();
+  /** Our status fields the installed ClusterSet CRD prunes (Antrea's own CRD): no longer written. */
+  private readonly prunedFields = new Set<ExtensionField>();
   private readonly objects: CustomObjectsApi;
   private readonly log: ControllerLogger;
   private readonly ref: { group: string; version: string; plural: string; namespace: string };
@@ -100,7 +107,8 @@ export class ClusterSetController {
       store: {
         get: (name) => this.clusterSets.get(name, ns),
         replaceStatus: async (object, status) => {
-          await this.objects.replaceNamespacedCustomObjectStatus({ ...this.ref, name: object.metadata?.name ?? '', body: { ...object, status } });
+          const stored: unknown = await this.objects.replaceNamespacedCustomObjectStatus({ ...this.ref, name: object.metadata?.name ?? '', body: { ...object, status } });
+          this.notePrunedFields(object.metadata?.name ?? '', status, stored);
         },
       },
       desired: (object) => this.desiredStatus(object),
@@ -114,9 +122,16 @@ export class ClusterSetController {
 
   async start(): Promise<void> {
     const enqueue = (cs: ClusterSet) => { this.queue.add(cs.metadata?.name ?? ''); };
-    this.clusterSets.on('add', enqueue);
-    this.clusterSets.on('update', enqueue);
-    this.clusterSets.on('delete', enqueue);
+    // A ClusterSet that appears, changes or goes may decide which of its namesakes holds a membership.
+    const enqueueWithNamesakes = (cs: ClusterSet) => {
+      enqueue(cs);
+      for (const other of this.clusterSets.list()) {
+        if (other.spec?.clusterID === cs.spec?.clusterID && other.metadata?.name !== cs.metadata?.name) enqueue(other);
+      }
+    };
+    this.clusterSets.on('add', enqueueWithNamesakes);
+    this.clusterSets.on('update', enqueueWithNamesakes);
+    this.clusterSets.on('delete', enqueueWithNamesakes);
     const secretChanged = (secret: V1Secret) => {
       for (const cs of this.clusterSets.list()) {
         if (cs.spec?.leaders.some((l) => l.secret === secret.metadata?.name)) enqueue(cs);
@@ -140,7 +155,10 @@ export class ClusterSetController {
   /** Stops everything without leaving: the announces stay, so a restart changes nothing on the leader. */
   async stop(): Promise<void> {
     await this.queue.stop();
-    await Promise.all([...this.areas.values()].map((m) => m.area.stop()));
+    await Promise.all([...this.areas.values()].map(async (m) => {
+      await m.area.stop();
+      m.area.close();
+    }));
     this.areas.clear();
     await this.status.stop();
     await this.clusterSets.stop();
@@ -201,11 +219,27 @@ export class ClusterSetController {
       managed = { target, area: this.createArea(clusterSet, target, log) };
       this.areas.set(name, managed);
     }
-    managed.area.setCredentials(this.credentialsFor(target));
-    managed.area.start();
+    const holder = heldBy(this.claimOf(clusterSet, target), this.otherClaims(name));
+    managed.area.setCredentials(holder ? { ok: false, failure: duplicate(target, holder) } : this.credentialsFor(target));
+    void managed.area.start();
     this.status.request(name);
     // Our cached copy was older than the server's; the update event brings the new one.
     return finalizerInPlace ? undefined : { requeueAfterMs: 200 };
+  }
+
+  private claimOf(clusterSet: ClusterSet, target: LeaderTarget): MembershipClaim {
+    return { name: target.clusterSetID, createdAt: clusterSet.metadata?.creationTimestamp as string | undefined, target };
+  }
+
+  /** Memberships other ClusterSets claim: valid and not being deleted. */
+  private otherClaims(name: string): MembershipClaim[] {
+    const claims: MembershipClaim[] = [];
+    for (const other of this.clusterSets.list(this.options.namespace)) {
+      if (other.metadata?.name === name || other.metadata?.deletionTimestamp) continue;
+      const parsed = leaderTarget(other);
+      if (parsed.ok) claims.push(this.claimOf(other, parsed.target));
+    }
+    return claims;
   }
 
   /** The leader credentials the target's Secret holds now (from the informer cache), or why there are none. */
@@ -220,20 +254,17 @@ export class ClusterSetController {
     const ready = previous?.conditions?.find((c) => c.type === 'Ready');
     const isLeader = previous?.conditions?.find((c) => c.type === 'IsLeader');
     const createApi = this.options.createApi ?? ((creds, ns) => createLeaderApi(creds, ns, this.options.requestTimeoutMs));
-    return new RemoteCommonArea({
+    const importer = this.options.importers?.create(name, target);
+    const area = new RemoteCommonArea({
       identity: { clusterID: target.localClusterID, clusterSetID: target.clusterSetID, leaderClusterID: target.leaderClusterID },
       leaderNamespace: target.leaderNamespace,
       heartbeatCron: this.options.heartbeatCron,
+      intervalMs: this.options.heartbeatIntervalMs,
+      requestTimeoutMs: this.options.requestTimeoutMs,
       failureThreshold: this.options.failureThreshold,
       createApi,
       logger: log.child({ leader: target.leaderClusterID, leaderNamespace: target.leaderNamespace }),
-      onStatusChange: () => {
-        this.status.request(name);
-        const area = this.areas.get(name)?.area;
-        if (area) this.leaderStatusChanged(name, target, area.getStatus());
-      },
-      ...(this.options.onAreaBeat ? { onBeat: (status: LeaderStatus, api: LeaderApi) => this.options.onAreaBeat?.(name, target, status, api) } : {}),
-      ...(this.options.onBeatResult ? { onBeatResult: (ok: boolean, seconds: number, reason?: string) => this.options.onBeatResult?.(name, target.leaderClusterID, ok, seconds, reason) } : {}),
+      ...(importer ? { importer } : {}),
       // Carry conditions over a restart, so their transition times (and Ready) do not reset.
       initial: {
         ...(ready?.status && ready.lastTransitionTime ? { ready: { ...ready, type: 'Ready', status: ready.status, lastTransitionTime: ready.lastTransitionTime } } : {}),
@@ -241,6 +272,16 @@ export class ClusterSetController {
         ...(previous?.lastHeartbeatTime ? { lastHeartbeatTime: previous.lastHeartbeatTime } : {}),
       },
     });
+    area.events.subscribe((event) => {
+      if (event.type === 'conditions') {
+        this.status.request(name);
+        this.readyTransition(name, event.previousReady, event.status);
+      } else if (event.type === 'imports') {
+        this.status.request(name);
+      }
+      this.options.onAreaEvent?.(name, target, event);
+    });
+    return area;
   }
 
   /**
@@ -250,38 +291,48 @@ export class ClusterSetController {
    */
   private async removeArea(name: string, leave: boolean, log: ControllerLogger, deadline: number): Promise<void> {
     const managed = this.areas.get(name);
-    this.lastReady.delete(name);
     if (!managed) {
-      await this.options.onAreaRemoved?.(name, undefined, leave);
+      if (leave) this.options.onClusterSetGone?.(name);
       return;
     }
     if (leave) {
       try {
-        await managed.area.leave();
-        log.info('left leader: announce deleted', { leader: managed.target.leaderClusterID });
+        const result = await managed.area.leave();
+        log.info(result === 'deleted' ? 'left leader: announce deleted' : `left leader: ${result}`, { leader: managed.target.leaderClusterID });
       } catch (err) {
         if (Date.now() < deadline) throw err;
         log.warn('could not delete the announce on the leader; giving up (the leader garbage-collects it after 24 h without heartbeat)',
           { leader: managed.target.leaderClusterID, error: describeError(err) });
       }
+      await managed.area.removeImports();
     } else {
       await managed.area.stop();
     }
+    managed.area.close();
     this.areas.delete(name);
-    await this.options.onAreaRemoved?.(name, managed.target, leave);
+    this.options.importers?.release(name);
+    if (leave) this.options.onClusterSetGone?.(name);
   }
 
-  /** Events for real Ready transitions, and the hook the importer uses to track leader loss. */
-  private leaderStatusChanged(name: string, target: LeaderTarget, status: LeaderStatus): void {
-    const previous = this.lastReady.get(name);
+  /** An Event on every real Ready transition; leaving Unknown (the first verdict on a join) is not one. */
+  private readyTransition(name: string, previous: string, status: LeaderStatus): void {
     const ready = status.ready;
-    this.lastReady.set(name, ready.status);
-    if (previous !== undefined && previous !== ready.status) {
-      const connected = ready.status === 'True';
-      this.options.events?.record(this.eventTarget(name), connected ? 'Normal' : 'Warning', connected ? 'LeaderConnected' : 'LeaderDisconnected',
-        connected ? (ready.message ?? '') : `${ready.reason ?? 'Unknown'}: ${ready.message ?? ''}`);
-    }
-    this.options.onAreaStatus?.(name, target, status);
+    if (previous === ready.status || previous === 'Unknown') return;
+    const connected = ready.status === 'True';
+    this.options.events?.record(this.eventTarget(name), connected ? 'Normal' : 'Warning', connected ? 'LeaderConnected' : 'LeaderDisconnected',
+      connected ? (ready.message ?? '') : `${ready.reason ?? 'Unknown'}: ${ready.message ?? ''}`);
+  }
+
+  /** Says once, in a log line and an Event, that the installed ClusterSet CRD drops our status fields, and stops writing them. */
+  private notePrunedFields(name: string, sent: ComputedStatus, stored: unknown): void {
+    const pruned = prunedStatusFields(sent, stored).filter((f) => !this.prunedFields.has(f));
+    if (pruned.length === 0) return;
+    for (const field of pruned) this.prunedFields.add(field);
+    const fields = pruned.map((f) => EXTENSION_FIELD_PATHS[f]).join(', ');
+    const message = `The ClusterSet CRD installed in this cluster drops ${fields} (Antrea's own CRD has no such fields): ` +
+      'the agent stops writing them. Install the chart\'s CRDs (charts/clusterset-agent/crds, e.g. with helm upgrade --install) to see import counters and heartbeat times.';
+    this.log.warn('ClusterSet CRD prunes status fields', { clusterSet: name, fields });
+    this.options.events?.record(this.eventTarget(name), 'Warning', 'StatusFieldsPruned', message);
   }
 
   private async finishDeletion(clusterSet: ClusterSet, log: ControllerLogger): Promise<undefined> {
@@ -298,7 +349,8 @@ export class ClusterSetController {
       const parsed = leaderTarget(clusterSet);
       if (parsed.ok) {
         const area = this.createArea(clusterSet, parsed.target, log);
-        area.setCredentials(this.credentialsFor(parsed.target));
+        const holder = heldBy(this.claimOf(clusterSet, parsed.target), this.otherClaims(name));
+        area.setCredentials(holder ? { ok: false, failure: duplicate(parsed.target, holder) } : this.credentialsFor(parsed.target));
         this.areas.set(name, { target: parsed.target, area });
       }
     }
@@ -340,14 +392,21 @@ export class ClusterSetController {
     if (clusterSet.metadata?.deletionTimestamp) return undefined;
     const managed = this.areas.get(name);
     const specProblem = this.specProblems.get(name);
-    const imports = this.options.importCounts?.(name);
+    const imports = this.options.importers?.counts(name);
     return computeStatus({
       generation: clusterSet.metadata?.generation,
       leaders: managed ? [managed.area.getStatus()] : [],
       ...(specProblem ? { specProblem } : {}),
       ...(imports ? { imports } : {}),
+      omit: this.prunedFields,
       previous: clusterSet.status,
       now: new Date(),
     });
   }
+}
+
+function duplicate(target: LeaderTarget, holder: MembershipClaim): ReturnType<typeof failure> {
+  return failure(FailureReason.DuplicateMembership,
+    `ClusterSet ${holder.name} already holds the membership of cluster ${target.localClusterID} in namespace ${target.leaderNamespace} of leader ${holder.target.leaderClusterID} ` +
+    `(both would write announce member-announce-from-${target.localClusterID}); this ClusterSet writes nothing to the leader until one of them is changed or deleted`, true);
 }

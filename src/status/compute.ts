@@ -30,6 +30,12 @@ export interface StatusInput {
   /** A problem with the ClusterSet itself (e.g. an invalid spec), which outranks leader state. */
   readonly specProblem?: { readonly reason: string; readonly message: string };
   readonly imports?: ImportCounts;
+  /**
+   * Our own fields the installed ClusterSet CRD cannot store (Antrea's CRD has neither), found
+   * by {@link prunedStatusFields}: leaving them out keeps a write that the API server would
+   * prune from looking like a change forever.
+   */
+  readonly omit?: ReadonlySet<ExtensionField>;
   /** The status currently stored, so unchanged conditions keep their transition times. */
   readonly previous?: { readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly lastTransitionTime?: string }[] | undefined } | undefined;
   readonly now: Date;
@@ -52,10 +58,29 @@ export function computeStatus(input: StatusInput): ComputedStatus {
     clusterStatuses: input.leaders.map((l) => ({
       clusterID: l.leaderClusterID,
       conditions: [l.ready, l.isLeader],
-      ...(l.lastHeartbeatTime !== undefined ? { lastHeartbeatTime: l.lastHeartbeatTime } : {}),
+      ...(l.lastHeartbeatTime !== undefined && !input.omit?.has('lastHeartbeatTime') ? { lastHeartbeatTime: l.lastHeartbeatTime } : {}),
     })),
-    ...(input.imports ? { imports: input.imports } : {}),
+    ...(input.imports && !input.omit?.has('imports') ? { imports: input.imports } : {}),
   };
+}
+
+/** Status fields this agent adds to Antrea's ClusterSet shape. */
+export type ExtensionField = 'imports' | 'lastHeartbeatTime';
+
+export const EXTENSION_FIELD_PATHS: Readonly<Record<ExtensionField, string>> = {
+  imports: 'status.imports',
+  lastHeartbeatTime: 'status.clusterStatuses[].lastHeartbeatTime',
+};
+
+/** Our extension fields that were sent but are missing from what the API server stored: its CRD prunes them. */
+export function prunedStatusFields(sent: ComputedStatus, stored: unknown): ExtensionField[] {
+  const status = (stored !== null && typeof stored === 'object' ? (stored as { status?: unknown }).status : undefined) as
+    { imports?: unknown; clusterStatuses?: { lastHeartbeatTime?: unknown }[] } | undefined;
+  const pruned: ExtensionField[] = [];
+  if (sent.imports !== undefined && status?.imports === undefined) pruned.push('imports');
+  const sentBeat = sent.clusterStatuses.some((c) => c.lastHeartbeatTime !== undefined);
+  if (sentBeat && !(status?.clusterStatuses ?? []).some((c) => c.lastHeartbeatTime !== undefined)) pruned.push('lastHeartbeatTime');
+  return pruned;
 }
 
 function overallReady(input: StatusInput): Pick<Condition, 'status'> & { reason: string; message: string } {

@@ -1,9 +1,10 @@
 // An in-memory leader namespace behind the LeaderApi interface: bumps resourceVersion on
-// every write, answers 409 to a stale one, 404/409 AlreadyExists like the apiserver, and
-// counts requests so tests can assert the cost of a beat.
-import { ApiException, Watch } from '@kubernetes/client-node';
+// every write, answers 409 to a stale one or to a failed uid precondition, 404/409
+// AlreadyExists like the apiserver, and counts requests so tests can assert the cost of a beat.
+import { ApiException } from '@kubernetes/client-node';
 import type { MemberClusterAnnounce, ResourceImportList } from '../../../src/api/types.js';
 import type { LeaderApi } from '../../../src/commonarea/leader-api.js';
+import type { WatchLike } from '../../../src/kube/informer.js';
 
 export function apiError(code: number, reason: string, message: string, details?: Record<string, unknown>): ApiException<string> {
   return new ApiException(code, message, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message, code, ...(details ? { details } : {}) }), {});
@@ -13,23 +14,41 @@ export class FakeLeader implements LeaderApi {
   readonly server = 'https://leader.example:6443';
   readonly namespace = 'leader-ns';
   readonly resourceImportsPath = '/apis/x';
-  readonly watch = undefined as unknown as Watch;
+  readonly watch = undefined as unknown as WatchLike;
   readonly announces = new Map<string, MemberClusterAnnounce>();
   readonly calls: string[] = [];
+  /** Every delete, with the uid precondition it carried. */
+  readonly deletes: { name: string; uid: string | undefined }[] = [];
+  /** Set to alter what get/create/update answer (a leader, or something else, answering oddly). */
+  rewriteAnswers: ((mca: MemberClusterAnnounce) => MemberClusterAnnounce) | undefined;
   private rv = 1;
+  private uids = 0;
+  /** close() was called. */
+  closed = false;
   /** Set to make every call fail with this error. */
   failWith: Error | undefined;
+  /** Errors for the next calls, one each, before failWith applies. */
+  readonly failNext: Error[] = [];
 
   private check(call: string): void {
     this.calls.push(call);
+    const next = this.failNext.shift();
+    if (next !== undefined) throw next;
     if (this.failWith !== undefined) throw this.failWith;
   }
 
   private store(obj: MemberClusterAnnounce): MemberClusterAnnounce {
     this.rv += 1;
-    const stored = structuredClone({ ...obj, metadata: { ...obj.metadata, namespace: this.namespace, resourceVersion: String(this.rv) } });
+    // Like the apiserver: a uid on creation, kept by updates.
+    const uid = this.announces.get(obj.metadata?.name ?? '')?.metadata?.uid ?? `uid-${String((this.uids += 1))}`;
+    const stored = structuredClone({ ...obj, metadata: { ...obj.metadata, namespace: this.namespace, uid, resourceVersion: String(this.rv) } });
     this.announces.set(stored.metadata.name ?? '', stored);
-    return structuredClone(stored);
+    return this.answer(stored);
+  }
+
+  private answer(mca: MemberClusterAnnounce): MemberClusterAnnounce {
+    const copy = structuredClone(mca);
+    return this.rewriteAnswers ? this.rewriteAnswers(copy) : copy;
   }
 
   /** A write by someone else (e.g. the leader adding its finalizer). */
@@ -43,7 +62,7 @@ export class FakeLeader implements LeaderApi {
     this.check(`get ${name}`);
     const found = this.announces.get(name);
     if (!found) return Promise.reject(apiError(404, 'NotFound', `memberclusterannounces "${name}" not found`, { name, kind: 'memberclusterannounces' }));
-    return Promise.resolve(structuredClone(found));
+    return Promise.resolve(this.answer(found));
   }
 
   createAnnounce(body: MemberClusterAnnounce): Promise<MemberClusterAnnounce> {
@@ -64,10 +83,29 @@ export class FakeLeader implements LeaderApi {
     return Promise.resolve(this.store(body));
   }
 
-  deleteAnnounce(name: string): Promise<void> {
+  deleteAnnounce(name: string, uid?: string): Promise<void> {
     this.check(`delete ${name}`);
-    if (!this.announces.delete(name)) return Promise.reject(apiError(404, 'NotFound', `memberclusterannounces "${name}" not found`));
+    this.deletes.push({ name, uid });
+    const current = this.announces.get(name);
+    if (!current) return Promise.reject(apiError(404, 'NotFound', `memberclusterannounces "${name}" not found`, { name, kind: 'memberclusterannounces' }));
+    if (uid !== undefined && uid !== current.metadata?.uid) {
+      return Promise.reject(apiError(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid ?? ''}`));
+    }
+    this.announces.delete(name);
     return Promise.resolve();
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  /** What discovery says: whether the multicluster CRDs are served, or that /apis is not Kubernetes discovery. */
+  discovery: 'served' | 'not-served' | Error = 'served';
+
+  servesMulticlusterGroup(): Promise<boolean> {
+    this.calls.push('get /apis');
+    if (this.discovery instanceof Error) return Promise.reject(this.discovery);
+    return Promise.resolve(this.discovery === 'served');
   }
 
   listResourceImports(): Promise<ResourceImportList> {
