@@ -92,6 +92,8 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${
   });
 
   it('Endpoints: round-trips subsets', async () => {
+    // Endpoints land only with their Service: an exported Service is imported whole or not at all.
+    await ri().create(serviceImportRI('team-a', 'db', [{ name: 'http', port: 80 }]));
     await ri().create(endpointsRI('team-a', 'db', ['10.10.0.5']));
     const ep = await waitFor('Endpoints antrea-mc-db', () => local().endpoints('team-a', 'antrea-mc-db'), converge);
     assert.deepEqual(ep.subsets?.[0]?.addresses?.map((a) => a.ip), ['10.10.0.5']);
@@ -100,6 +102,9 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${
     await waitFor('two addresses', async () => (await local().endpoints('team-a', 'antrea-mc-db'))?.subsets?.[0]?.addresses?.length === 2, converge);
     await ri().delete('team-a-db-endpoints');
     await waitFor('Endpoints gone', async () => (await local().endpoints('team-a', 'antrea-mc-db')) === undefined, converge);
+    assert.ok(await local().service('team-a', 'antrea-mc-db'), 'the Service stays while its ServiceImport is published');
+    await ri().delete('team-a-db-service');
+    await waitFor('Service gone', async () => (await local().service('team-a', 'antrea-mc-db')) === undefined, converge);
   });
 
   it('ClusterInfo: imports other clusters into the agent namespace and skips our own', async () => {
@@ -180,16 +185,18 @@ spec:
     await agent?.stop();
     // While the agent is down the leader withdraws one import and publishes another.
     await ri().delete('team-b-svc-0-endpoints');
+    await ri().create(serviceImportRI('team-b', 'late', [{ name: 'http', port: 80 }]));
     await ri().create(endpointsRI('team-b', 'late', ['10.30.0.1']));
     await startMemberAgent();
     await waitFor('converged after restart', async () =>
-      agent?.imports.counts(CLUSTERSET_ID)?.total === 300 && (await local().endpoints('team-b', 'antrea-mc-svc-0')) === undefined, { timeoutMs: 60_000, intervalMs: 200 });
+      agent?.imports.counts(CLUSTERSET_ID)?.total === 302 && (await local().endpoints('team-b', 'antrea-mc-svc-0')) === undefined, { timeoutMs: 60_000, intervalMs: 200 });
     await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
     const afterRestart = await local().snapshot();
     const changed = before.filter((row) => !afterRestart.includes(row));
     const added = afterRestart.filter((row) => !before.includes(row));
     assert.deepEqual(changed.map((r) => r.split(' ').slice(0, 2).join(' ')), ['Endpoints team-b/antrea-mc-svc-0'], 'only the withdrawn import changed');
-    assert.deepEqual(added.map((r) => r.split(' ').slice(0, 2).join(' ')), ['Endpoints team-b/antrea-mc-late']);
+    assert.deepEqual(added.map((r) => r.split(' ').slice(0, 2).join(' ')),
+      ['Endpoints team-b/antrea-mc-late', 'Service team-b/antrea-mc-late', 'serviceimports team-b/late']);
   });
 
   it('keeps imports through a short leader outage and converges after the leader apiserver restarts mid-watch', async () => {
@@ -199,12 +206,14 @@ spec:
     await leader.startApiserver();
     await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
     // The watch is back: a change made now reaches the member.
+    await ri().create(serviceImportRI('team-a', 'after-restart', [{ name: 'http', port: 80 }]));
     await ri().create(endpointsRI('team-a', 'after-restart', ['10.40.0.1']));
     await waitFor('import created after the leader restart', () => local().endpoints('team-a', 'antrea-mc-after-restart'), converge);
     await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
-    const afterOutage = (await local().snapshot()).filter((r) => !r.includes('antrea-mc-after-restart'));
+    const afterOutage = (await local().snapshot()).filter((r) => !r.includes('after-restart'));
     assert.deepEqual(afterOutage, before, 'a short outage deletes or rewrites nothing');
     await ri().delete('team-a-after-restart-endpoints');
+    await ri().delete('team-a-after-restart-service');
   });
 
   it('removes imports when the leader stays lost beyond the retention period, and restores them when it returns', async () => {
@@ -278,6 +287,7 @@ spec:
         return (err as { code?: number }).code === 401;
       }
     }, { timeoutMs: 20_000, intervalMs: 200 });
+    await ri().create(serviceImportRI('team-a', 'after-rotation', [{ name: 'http', port: 80 }]));
     await ri().create(endpointsRI('team-a', 'after-rotation', ['10.50.0.1']));
     await waitFor('an import published after the rotation', () => local().endpoints('team-a', 'antrea-mc-after-rotation'), converge);
     access = next;
