@@ -1,7 +1,6 @@
 // A real control plane for integration tests: one etcd and one kube-apiserver on free
 // loopback ports, with RBAC on and ServiceAccount token issuing on (TokenRequest works).
 // There is no controller-manager, scheduler or kubelet: see the README's "Testing" notes.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
@@ -10,6 +9,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { k8sBins } from './bins.js';
 import { HARNESS_ROOT, type ManagedProcess, startProcess, tail } from './processes.js';
+import { createCa, createSigningKey, issueCert } from './pki.js';
 import { waitFor } from './wait.js';
 
 export interface ControlPlaneOptions {
@@ -53,31 +53,13 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-function openssl(cwd: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
 /** CA, serving certificate for 127.0.0.1/localhost, admin client certificate, SA signing key. */
 function generatePki(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  const ec = (out: string) => { openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', out]); };
-  ec('ca.key');
-  openssl(dir, ['req', '-x509', '-new', '-key', 'ca.key', '-sha256', '-days', '7', '-subj', '/O=test/CN=test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature', '-out', 'ca.crt']);
-  writeFileSync(path.join(dir, 'serving.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' +
-    'extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\n');
-  writeFileSync(path.join(dir, 'client.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
-  ec('apiserver.key');
-  openssl(dir, ['req', '-new', '-key', 'apiserver.key', '-subj', '/CN=kube-apiserver', '-out', 'apiserver.csr']);
-  openssl(dir, ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '7', '-sha256',
-    '-extfile', 'serving.ext', '-out', 'apiserver.crt']);
-  ec('admin.key');
-  openssl(dir, ['req', '-new', '-key', 'admin.key', '-subj', '/O=system:masters/CN=test-admin', '-out', 'admin.csr']);
-  openssl(dir, ['x509', '-req', '-in', 'admin.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '7', '-sha256',
-    '-extfile', 'client.ext', '-out', 'admin.crt']);
-  ec('sa.key');
-  // kube-apiserver cannot read a public key out of a PKCS#8 private key file.
-  openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+  createCa(dir, 'test-ca');
+  issueCert(dir, 'apiserver', '/CN=kube-apiserver',
+    'IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1');
+  issueCert(dir, 'admin', '/O=system:masters/CN=test-admin');
+  createSigningKey(dir, 'sa');
 }
 
 function httpsGet(url: string, pki: string): Promise<number> {

@@ -5,15 +5,15 @@
 // answers or connection resets at a seeded rate, latency, a network partition, and a canned
 // non-Kubernetes responder (a load balancer's maintenance page). The Authorization header is
 // forwarded but never logged or stored.
-import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
 import type tls from 'node:tls';
+import { createCa, issueCert } from './pki.js';
 import { HARNESS_ROOT } from './processes.js';
 
 export type FailureKind = '503' | 'reset' | 'mixed';
@@ -144,25 +144,11 @@ export interface LoopbackPki {
   readonly keyPem: string;
 }
 
-function openssl(cwd: string, args: string[]): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
 /** A fresh CA and a serving certificate for 127.0.0.1/localhost signed by it, written to `dir`. */
 export function generateLoopbackPki(dir: string): LoopbackPki {
-  mkdirSync(dir, { recursive: true });
-  const ec = (out: string) => { openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', out]); };
-  ec('ca.key');
-  openssl(dir, ['req', '-x509', '-new', '-key', 'ca.key', '-sha256', '-days', '7', '-subj', '/O=test/CN=fault-proxy-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature', '-out', 'ca.crt']);
-  writeFileSync(path.join(dir, 'serving.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' +
-    'extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  ec('serving.key');
-  openssl(dir, ['req', '-new', '-key', 'serving.key', '-subj', '/CN=127.0.0.1', '-out', 'serving.csr']);
-  openssl(dir, ['x509', '-req', '-in', 'serving.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '7', '-sha256',
-    '-extfile', 'serving.ext', '-out', 'serving.crt']);
-  const read = (file: string) => readFileSync(path.join(dir, file), 'utf8');
-  return { caPem: read('ca.crt'), certPem: read('serving.crt'), keyPem: read('serving.key') };
+  const caPem = createCa(dir, 'fault-proxy-ca');
+  const serving = issueCert(dir, 'serving', '/CN=127.0.0.1', 'IP:127.0.0.1,DNS:localhost');
+  return { caPem, certPem: serving.certPem, keyPem: serving.keyPem };
 }
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */

@@ -1,18 +1,15 @@
 // The leader API against a local HTTPS server playing the leader's API server: every answer
 // must be what a Kubernetes API server sends for that call, or it is not believed.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { MemberClusterAnnounce } from '../../src/api/types.js';
 import { createLeaderApi, type LeaderApi } from '../../src/commonarea/leader-api.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 const NS = 'antrea-multicluster';
 const NAME = 'member-announce-from-east';
@@ -63,11 +60,7 @@ function within<T>(promise: Promise<T>, ms = 5000): Promise<T> {
 }
 
 before(() => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-leader-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', path.join(dir, 'k'),
-    '-out', path.join(dir, 'c'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
-  const tls = { key: readFileSync(path.join(dir, 'k'), 'utf8'), cert: readFileSync(path.join(dir, 'c'), 'utf8') };
-  rmSync(dir, { recursive: true, force: true });
+  const tls = selfSignedLoopbackCert();
   ca = tls.cert;
   server = https.createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];

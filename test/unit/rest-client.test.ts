@@ -2,26 +2,18 @@
 // validation of every answer, keep-alive, timeouts, the watch contract ListWatch relies on,
 // and that the token never leaks into an error.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ListWatch, type KubernetesObject, type Watch } from '@kubernetes/client-node';
 import { apiStatus, describeError, httpStatus, isGone, isNotFound, isTlsVerificationError, networkErrorCode } from '../../src/kube/errors.js';
 import { ApiError, createRestClient, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWNyZXQtbWVtYmVyIn0.dG9rZW4tbXVzdC1ub3QtbGVhaw';
 
-function selfSigned(dir: string, name: string): { key: string; cert: string } {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', path.join(dir, `${name}.key`),
-    '-out', path.join(dir, `${name}.crt`), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
-  return { key: readFileSync(path.join(dir, `${name}.key`), 'utf8'), cert: readFileSync(path.join(dir, `${name}.crt`), 'utf8') };
-}
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 const routes = new Map<string, Handler>();
@@ -63,10 +55,8 @@ function assertNoToken(err: unknown): void {
 }
 
 before(() => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-rest-'));
-  const tls = selfSigned(dir, 'server');
-  otherCa = selfSigned(dir, 'other').cert;
-  rmSync(dir, { recursive: true, force: true });
+  const tls = selfSignedLoopbackCert();
+  otherCa = selfSignedLoopbackCert().cert;
   ca = tls.cert;
   server = https.createServer(tls, (req, res) => {
     const socket = req.socket;
