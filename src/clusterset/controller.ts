@@ -323,12 +323,16 @@ export class ClusterSetController {
       connected ? (ready.message ?? '') : `${ready.reason ?? 'Unknown'}: ${ready.message ?? ''}`);
   }
 
-  /** Says once, in a log line and an Event, that the installed ClusterSet CRD drops our status fields, and stops writing them. */
+  /**
+   * Says once, in a log line and an Event, that the installed ClusterSet CRD drops our status
+   * fields, and stops writing them. The chart's CRD has all of them and Antrea's none, so one
+   * pruned field tells which CRD this is: all are dropped from then on, and said in one go.
+   */
   private notePrunedFields(name: string, sent: ComputedStatus, stored: unknown): void {
-    const pruned = prunedStatusFields(sent, stored).filter((f) => !this.prunedFields.has(f));
-    if (pruned.length === 0) return;
-    for (const field of pruned) this.prunedFields.add(field);
-    const fields = pruned.map((f) => EXTENSION_FIELD_PATHS[f]).join(', ');
+    if (this.prunedFields.size > 0 || prunedStatusFields(sent, stored).length === 0) return;
+    const all = Object.keys(EXTENSION_FIELD_PATHS) as ExtensionField[];
+    for (const field of all) this.prunedFields.add(field);
+    const fields = all.map((f) => EXTENSION_FIELD_PATHS[f]).join(', ');
     const message = `The ClusterSet CRD installed in this cluster drops ${fields} (Antrea's own CRD has no such fields): ` +
       'the agent stops writing them. Install the chart\'s CRDs (charts/clusterset-agent/crds, e.g. with helm upgrade --install) to see import counters and heartbeat times.';
     this.log.warn('ClusterSet CRD prunes status fields', { clusterSet: name, fields });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LeaderStatus } from '../../src/commonarea/remote-common-area.js';
-import { computeStatus, sameStatus } from '../../src/status/compute.js';
+import { computeStatus, prunedStatusFields, sameStatus } from '../../src/status/compute.js';
 
 const T0 = '2026-12-02T10:00:00Z';
 function leader(ready: 'True' | 'False' | 'Unknown', reason = 'Connected'): LeaderStatus {
@@ -52,5 +52,25 @@ describe('sameStatus()', () => {
   it('ignores key order, undefined and empty strings, but not values', () => {
     assert.ok(sameStatus({ a: 1, b: { c: '', d: [1] } }, { b: { d: [1] }, a: 1, e: undefined }));
     assert.ok(!sameStatus({ a: 1 }, { a: 2 }));
+  });
+});
+
+describe('prunedStatusFields() and omit', () => {
+  const withBeat: LeaderStatus = { ...leader('True'), lastHeartbeatTime: '2026-12-02T10:59:50Z' };
+  const sent = computeStatus({ generation: 1, leaders: [withBeat], imports: { total: 2, rejected: 0, conflicts: 0 }, now });
+
+  it('finds our fields the API server dropped, and only those', () => {
+    assert.deepEqual(prunedStatusFields(sent, { status: sent }), []);
+    assert.deepEqual(prunedStatusFields(sent, { status: { ...sent, imports: undefined, clusterStatuses: [{ clusterID: 'l1', conditions: [] }] } }),
+      ['imports', 'lastHeartbeatTime']);
+    const neverBeat: LeaderStatus = { leaderClusterID: 'l1', ready: leader('False').ready, isLeader: leader('False').isLeader, consecutiveFailures: 1 };
+    assert.deepEqual(prunedStatusFields(computeStatus({ generation: 1, leaders: [neverBeat], now }), { status: {} }), [], 'nothing sent, nothing pruned');
+  });
+
+  it('leaves omitted fields out of the computed status', () => {
+    const s = computeStatus({ generation: 1, leaders: [withBeat], imports: { total: 2, rejected: 0, conflicts: 0 }, omit: new Set(['imports', 'lastHeartbeatTime']), now });
+    assert.equal(s.imports, undefined);
+    assert.equal(s.clusterStatuses[0]?.lastHeartbeatTime, undefined);
+    assert.equal(s.readyClusters, 1);
   });
 });
