@@ -9,28 +9,38 @@
 //   differences. An unchanged object is never rewritten, deleted or recreated — also after a
 //   restart, when the index of owned objects is rebuilt from a labelled list.
 // - The firewall (policy.ts) runs before anything is written; an object that exists but is
-//   not ours is never touched (a conflict).
+//   not ours is never touched (a conflict; applier.ts writes).
 // - Atomic per exported Service: an Endpoints import lands only next to its applied
 //   ServiceImport sibling, and the per-leader cap admits a whole service (3 objects) or
-//   nothing, by reserving its slots synchronously, so the cap holds under concurrency.
+//   nothing, by reserving its slots synchronously, so the cap holds under concurrency
+//   (groups.ts: admission groups and the sibling rule; capacity.ts: the reservations).
 // - Rebuilding the index and purging run exclusively: reconciles wait at a gate, and the
-//   exclusive work waits for reconciles in flight, so neither sees the other half-done.
+//   exclusive work waits for reconciles in flight, so neither sees the other half-done
+//   (runtime/gate.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ImportPolicyConfig } from '../config/config.js';
-import { ANTREA_MC_PREFIX, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
+import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
-import { apiStatus, describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { describeError, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
+import { ExclusiveGate } from '../runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
 import type { ImportCounts } from '../status/compute.js';
-import { isOwnedBy, isOwnedByAgent, ownerSelector, RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
-import { checkImport, missingNamespaces, rejectionDetail, rejectionOf, tooManyObjects, type Rejection } from './policy.js';
-import { desiredForImport, mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject, type ImportPlan } from './rules.js';
-import type { KindRef, LocalStore, ObjectRef, PlainObject } from './local-store.js';
+import { Applier, PausedError, type ImportOutcome, type WriteGuard } from './applier.js';
+import { ImportCapacity } from './capacity.js';
+import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
+import type { LocalStore, ObjectRef } from './local-store.js';
+import { OwnedIndex } from './owned-index.js';
+import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
+import { checkImport, missingNamespaces, tooManyObjects, type Rejection } from './policy.js';
+import { RiState } from './ri-state.js';
+import { desiredForImport, type ImportPlan } from './rules.js';
+import { keyOf, listOwned, missingKind } from './targets.js';
 
-export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
+export type { ImportOutcome } from './applier.js';
+export { IMPORT_TARGET_KINDS, importTargetKinds } from './targets.js';
 
 export interface ImporterLogger {
   debug(message: string, meta?: Record<string, unknown>): void;
@@ -53,145 +63,12 @@ export interface ImporterOptions {
   readonly concurrency?: number;
 }
 
-type TargetKind = KindRef & { readonly agentNamespaceOnly?: boolean };
-
-/**
- * Every local kind an import can produce. ClusterInfoImports only ever live in the agent
- * namespace, and the chart grants them only there, so they are listed there rather than
- * cluster-wide. Use {@link importTargetKinds} for the kinds a policy enables.
- */
-export const IMPORT_TARGET_KINDS: readonly TargetKind[] = [
-  { group: '', version: 'v1', plural: 'services', namespaced: true },
-  { group: '', version: 'v1', plural: 'endpoints', namespaced: true },
-  { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true },
-  { group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'clusterinfoimports', namespaced: true, agentNamespaceOnly: true },
-  { group: 'crd.antrea.io', version: 'v1beta1', plural: 'clusternetworkpolicies', namespaced: false },
-  { group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'labelidentities', namespaced: false },
-];
-
-/**
- * The import target kinds a policy enables: ClusterNetworkPolicies only when
- * AntreaClusterNetworkPolicy is allowed, LabelIdentities only when enabled and allowed.
- * A disabled kind is not listed (its API may not even be served or granted).
- */
-export function importTargetKinds(policy: Pick<ImportPolicyConfig, 'allowedKinds' | 'enableLabelIdentity'>): readonly TargetKind[] {
-  return IMPORT_TARGET_KINDS.filter((kind) => {
-    if (kind.plural === 'clusternetworkpolicies') return policy.allowedKinds.includes('AntreaClusterNetworkPolicy');
-    if (kind.plural === 'labelidentities') return policy.enableLabelIdentity && policy.allowedKinds.includes('LabelIdentity');
-    return true;
-  });
-}
-
 const GC_KEY = '\u0000gc';
 const MISSING_KIND_RECHECK_MS = 60_000;
-/** Objects of one exported Service: Service antrea-mc-<name>, ServiceImport <name>, Endpoints antrea-mc-<name>. */
-const SERVICE_GROUP_SIZE = 3;
 /** Delay before refusals for the cap are retried after slots were freed (coalesces many releases). */
 const CAPACITY_RETRY_MS = 500;
 /** Delay before a failed purge of a lost leader's imports is tried again. */
 const PURGE_RETRY_MS = 10_000;
-
-/** `group/version plural` when `err` says the API server does not serve a kind we tried to write. */
-function missingKind(err: unknown, objects: readonly DesiredObject[]): string | undefined {
-  if (httpStatus(err) !== 404 || apiStatus(err)?.details?.name !== undefined) return undefined;
-  const message = apiStatus(err)?.message ?? '';
-  if (!/could not find the requested resource/i.test(message) && message !== '') return undefined;
-  const custom = objects.find((o) => o.group !== '');
-  return custom ? `${custom.plural}.${custom.group}/${custom.version}` : undefined;
-}
-
-function refOf(kind: KindRef, obj: PlainObject): ObjectRef {
-  return { ...kind, name: obj.metadata?.name ?? '', ...(kind.namespaced ? { namespace: obj.metadata?.namespace ?? '' } : {}) };
-}
-
-function keyOf(ref: { group: string; plural: string; namespace?: string; name: string }): string {
-  return `${ref.group}/${ref.plural}/${ref.namespace ?? ''}/${ref.name}`;
-}
-
-function desiredRef(d: DesiredObject): ObjectRef {
-  return { group: d.group, version: d.version, plural: d.plural, namespaced: d.namespaced, name: d.name, ...(d.namespace !== undefined ? { namespace: d.namespace } : {}) };
-}
-
-function serviceGroupKey(namespace: string, name: string): string {
-  return `svc:${namespace}/${name}`;
-}
-
-/**
- * The admission group of a local object: the exported Service its Service, ServiceImport or
- * Endpoints belongs to, or else the RI that produced it (every other kind is one object per RI).
- */
-function groupOfObject(ref: ObjectRef, riName: string): string {
-  const ns = ref.namespace ?? '';
-  if (ref.group === '' && (ref.plural === 'services' || ref.plural === 'endpoints') && ref.name.startsWith(ANTREA_MC_PREFIX)) {
-    return serviceGroupKey(ns, ref.name.slice(ANTREA_MC_PREFIX.length));
-  }
-  if (ref.group === 'multicluster.x-k8s.io' && ref.plural === 'serviceimports') return serviceGroupKey(ns, ref.name);
-  return `ri:${riName}`;
-}
-
-function isServiceGroup(group: string): boolean {
-  return group.startsWith('svc:');
-}
-
-interface Group {
-  readonly key: string;
-  /** Objects admitted at once: the whole exported Service, or the RI's own objects. */
-  readonly size: number;
-  /** What the cap refuses, in words. */
-  readonly what: string;
-}
-
-function groupOfImport(ri: ResourceImport, plan: ImportPlan): Group {
-  const kind = ri.spec?.kind;
-  if (kind === RESOURCE_IMPORT_KIND.ServiceImport || kind === RESOURCE_IMPORT_KIND.Endpoints) {
-    const ns = ri.spec?.namespace ?? '';
-    const name = ri.spec?.name ?? '';
-    return { key: serviceGroupKey(ns, name), size: SERVICE_GROUP_SIZE, what: `the exported Service ${ns}/${name} (Service, ServiceImport and Endpoints)` };
-  }
-  const riName = ri.metadata?.name ?? '';
-  return { key: `ri:${riName}`, size: plan.kind === 'apply' ? plan.objects.length : 0, what: `the ${String(kind)} import` };
-}
-
-interface Owned {
-  readonly ref: ObjectRef;
-  readonly riName: string;
-  readonly group: string;
-  live: PlainObject;
-  /** A delete is in flight: nobody deletes it again. */
-  deleting: boolean;
-  /** A replace failed: `live` may be outdated, re-read it before comparing. */
-  stale?: boolean;
-}
-
-/** The last verdict on a ResourceImport, as far as its siblings are concerned. */
-type Verdict = 'applied' | 'rejected' | 'conflict' | 'skipped';
-
-interface RiInfo {
-  readonly group: string;
-  readonly kind: string;
-}
-
-/** Thrown inside a reconcile when the importer was paused or stopped since it began: write nothing more. */
-class PausedError extends Error {
-  override readonly name = 'PausedError';
-}
-
-/** Every object the agent owns for this ClusterSet, found by its labels in every enabled import target kind. */
-async function listOwned(store: LocalStore, owner: ImportOwner, policy: ImportPolicyConfig): Promise<{ ref: ObjectRef; object: PlainObject }[]> {
-  const found: { ref: ObjectRef; object: PlainObject }[] = [];
-  for (const kind of importTargetKinds(policy)) {
-    let objects: PlainObject[];
-    try {
-      objects = await store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);
-    } catch (err) {
-      // A kind whose CRD is not installed, or that the chart does not grant, holds nothing of ours.
-      if (httpStatus(err) === 404 || httpStatus(err) === 403) continue;
-      throw err;
-    }
-    for (const object of objects) if (isOwnedBy(object, owner)) found.push({ ref: refOf(kind, object), object });
-  }
-  return found;
-}
 
 /**
  * Deletes every object this agent owns for the ClusterSet (leave, or a leader lost for too
@@ -211,22 +88,6 @@ export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: 
   }
   if (deleted > 0) logger.info('removed imported objects', { count: deleted });
   return deleted;
-}
-
-function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(value);
-}
-
-function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
-  const set = map.get(key);
-  if (!set) return;
-  set.delete(value);
-  if (set.size === 0) map.delete(key);
 }
 
 export class Importer {
@@ -250,35 +111,28 @@ export class Importer {
   private capacityTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly resyncTimer: ReturnType<typeof setInterval>;
 
-  // Owned objects, by object key, by RI name and counted per admission group.
-  private readonly owned = new Map<string, Owned>();
-  private readonly ownedByRI = new Map<string, Set<string>>();
-  private readonly groupObjects = new Map<string, number>();
-
-  // Per-RI state: short strings only, never RI payloads (those live in the informer cache).
-  private readonly rejections = new Map<string, Rejection>();
-  private readonly conflicts = new Map<string, string>();
-  private readonly verdicts = new Map<string, Verdict>();
-  private readonly riInfo = new Map<string, RiInfo>();
-  /** Group → the RIs last seen in it (a service's ServiceImport and Endpoints RIs). */
-  private readonly groupMembers = new Map<string, Set<string>>();
-  /** Group → the RIs that hold its reservation (admitted, applying or applied). */
-  private readonly admitted = new Map<string, Set<string>>();
-  /** Group → reserved slots; the sum never exceeds the cap when a group is admitted. */
-  private readonly reserved = new Map<string, number>();
-  private reservedTotal = 0;
-  private readonly waitingForNamespace = new Map<string, Set<string>>();
-  private readonly namespacesAwaited = new Map<string, readonly string[]>();
-  private readonly waitingForCapacity = new Set<string>();
-
-  // The exclusive gate (index rebuilds, purges) against reconciles (writers).
-  private exclusiveDepth = 0;
-  private exclusiveTail: Promise<void> = Promise.resolve();
-  private writers = 0;
-  private gateWaiters: (() => void)[] = [];
-  private drainWaiters: (() => void)[] = [];
+  private readonly capacity: ImportCapacity;
+  private readonly owned: OwnedIndex;
+  private readonly applier: Applier;
+  private readonly riState: RiState;
+  /** Index rebuilds and purges take it exclusively; reconciles share it. */
+  private readonly gate = new ExclusiveGate();
 
   constructor(private readonly options: ImporterOptions) {
+    this.capacity = new ImportCapacity(options.policy.maxObjectsPerLeader);
+    this.owned = new OwnedIndex(this.capacity);
+    this.applier = new Applier({
+      store: options.store,
+      owner: options.owner,
+      owned: this.owned,
+      released: (group) => { this.releaseIfUnused(group); },
+      conflict: (riName, ref, why) => { this.recordConflict(riName, ref, why); },
+      outcome: (kind, outcome) => { options.onOutcome?.(kind, outcome); },
+    });
+    this.riState = new RiState({
+      requeue: (riName) => { this.queue.add(riName); },
+      leftGroup: (riName, group) => { this.unadmit(riName, group); },
+    });
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 8,
       backoff: { baseMs: 200, maxMs: 60_000 },
@@ -343,11 +197,11 @@ export class Importer {
 
   /** A namespace appeared: retries the imports refused because it did not exist. */
   namespaceAdded(namespace: string): void {
-    for (const riName of this.waitingForNamespace.get(namespace) ?? []) this.queue.add(riName);
+    for (const riName of this.riState.waitingFor(namespace)) this.queue.add(riName);
   }
 
   counts(): ImportCounts {
-    return { total: this.owned.size, rejected: this.rejections.size, conflicts: this.conflicts.size };
+    return { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
   }
 
   /** Resolves when no import work is queued or running (a pending full resync included). */
@@ -372,13 +226,13 @@ export class Importer {
       this.cancelCountdown();
       if (this.capacityTimer) clearTimeout(this.capacityTimer);
       this.capacityTimer = undefined;
-      this.openGate();
+      this.gate.open();
     }
     const informer = this.informer;
     this.informer = undefined;
     if (informer) await this.stopInformer(informer);
     await this.queue.stop();
-    await this.exclusiveTail;
+    await this.gate.settled();
   }
 
   /** Stops and removes everything this ClusterSet imported. */
@@ -440,7 +294,7 @@ export class Importer {
   private fullResync(): Promise<void> {
     this.resyncSeq += 1;
     const seq = this.resyncSeq;
-    const run = this.exclusively(() => this.rebuildIndexUntilDone()).then(() => {
+    const run = this.gate.exclusive(() => this.rebuildIndexUntilDone()).then(() => {
       const informer = this.informer;
       if (seq !== this.resyncSeq || this.stopped || this.state !== 'active' || !informer?.hasSynced) return;
       this.ready = true;
@@ -474,7 +328,7 @@ export class Importer {
   }
 
   private purgeAll(why: string): Promise<void> {
-    return this.exclusively(async () => {
+    return this.gate.exclusive(async () => {
       if (this.stopped || this.state !== 'paused') return;
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.pauseReason });
       try {
@@ -497,62 +351,8 @@ export class Importer {
 
   private clearState(): void {
     this.owned.clear();
-    this.ownedByRI.clear();
-    this.groupObjects.clear();
-    this.rejections.clear();
-    this.conflicts.clear();
-    this.verdicts.clear();
-    this.riInfo.clear();
-    this.groupMembers.clear();
-    this.admitted.clear();
-    this.reserved.clear();
-    this.reservedTotal = 0;
-    this.waitingForNamespace.clear();
-    this.namespacesAwaited.clear();
-    this.waitingForCapacity.clear();
-  }
-
-  // -------------------------------------------------------------------------------------
-  // The exclusive gate
-  // -------------------------------------------------------------------------------------
-
-  /** Runs `work` once no reconcile is writing; reconciles wait until it is done. Serialised. */
-  private exclusively<T>(work: () => Promise<T>): Promise<T> {
-    this.exclusiveDepth += 1;
-    const run = this.exclusiveTail.then(async () => {
-      await this.writersDrained();
-      return work();
-    });
-    this.exclusiveTail = run.then(() => undefined, () => undefined);
-    return run.finally(() => {
-      this.exclusiveDepth -= 1;
-      if (this.exclusiveDepth === 0) this.openGate();
-    });
-  }
-
-  private writersDrained(): Promise<void> {
-    if (this.writers === 0) return Promise.resolve();
-    return new Promise((resolve) => { this.drainWaiters.push(resolve); });
-  }
-
-  private async passGate(): Promise<void> {
-    while (this.exclusiveDepth > 0 && !this.stopped) {
-      await new Promise<void>((resolve) => { this.gateWaiters.push(resolve); });
-    }
-  }
-
-  private openGate(): void {
-    const waiters = this.gateWaiters;
-    this.gateWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  private leaveWriters(): void {
-    this.writers -= 1;
-    if (this.writers > 0) return;
-    const waiters = this.drainWaiters;
-    this.drainWaiters = [];
-    for (const resolve of waiters) resolve();
+    this.capacity.clear();
+    this.riState.clear();
   }
 
   // -------------------------------------------------------------------------------------
@@ -586,164 +386,43 @@ export class Importer {
   private async rebuildIndex(): Promise<void> {
     const found = await listOwned(this.options.store, this.options.owner, this.options.policy);
     this.owned.clear();
-    this.ownedByRI.clear();
-    this.groupObjects.clear();
     for (const { ref, object } of found) {
       const riName = object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '';
-      this.setOwned(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
+      this.owned.set(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
     }
     // Reservations follow what exists and who is admitted.
-    for (const group of [...this.reserved.keys()]) this.releaseIfUnused(group);
-    for (const [group, count] of this.groupObjects) {
-      const size = isServiceGroup(group) ? SERVICE_GROUP_SIZE : count;
-      const have = this.reserved.get(group) ?? 0;
-      if (have < size) this.setReservation(group, size);
-    }
-    if (this.reservedTotal > this.options.policy.maxObjectsPerLeader) {
+    if (this.capacity.settle(slotsFor)) this.scheduleCapacityRetry();
+    if (this.capacity.reservedTotal > this.capacity.limit) {
       this.options.logger.warn('this leader already has more imported objects than imports.maxObjectsPerLeader: no new import is admitted until some go',
-        { objects: this.owned.size, reservedSlots: this.reservedTotal, maxObjectsPerLeader: this.options.policy.maxObjectsPerLeader });
+        { objects: this.owned.size, reservedSlots: this.capacity.reservedTotal, maxObjectsPerLeader: this.capacity.limit });
     }
     this.options.onCountsChanged();
   }
 
-  private setOwned(key: string, entry: Owned): void {
-    const previous = this.owned.get(key);
-    if (previous) this.untrack(key, previous);
-    this.owned.set(key, entry);
-    addTo(this.ownedByRI, entry.riName, key);
-    this.groupObjects.set(entry.group, (this.groupObjects.get(entry.group) ?? 0) + 1);
-  }
-
-  private dropOwned(key: string): Owned | undefined {
-    const entry = this.owned.get(key);
-    if (!entry) return undefined;
-    this.owned.delete(key);
-    this.untrack(key, entry);
-    return entry;
-  }
-
-  private untrack(key: string, entry: Owned): void {
-    removeFrom(this.ownedByRI, entry.riName, key);
-    const left = (this.groupObjects.get(entry.group) ?? 1) - 1;
-    if (left > 0) this.groupObjects.set(entry.group, left);
-    else this.groupObjects.delete(entry.group);
-  }
-
-  private ownedOf(riName: string): Map<string, Owned> {
-    const result = new Map<string, Owned>();
-    for (const key of this.ownedByRI.get(riName) ?? []) {
-      const entry = this.owned.get(key);
-      if (entry) result.set(key, entry);
-    }
-    return result;
-  }
-
-  private setReservation(group: string, size: number): void {
-    this.reservedTotal += size - (this.reserved.get(group) ?? 0);
-    this.reserved.set(group, size);
-  }
-
-  /** Admits `riName` into its group, reserving the group's slots if it holds none. Synchronous. */
-  private admit(riName: string, group: Group): boolean {
-    const have = this.reserved.get(group.key);
-    if (have === undefined || have < group.size) {
-      const extra = group.size - (have ?? 0);
-      if (this.reservedTotal + extra > this.options.policy.maxObjectsPerLeader) return false;
-      this.setReservation(group.key, group.size);
-    }
-    addTo(this.admitted, group.key, riName);
-    return true;
-  }
-
   private unadmit(riName: string, group: string): void {
-    removeFrom(this.admitted, group, riName);
-    this.releaseIfUnused(group);
+    if (this.capacity.unadmit(riName, group)) this.scheduleCapacityRetry();
   }
 
-  /** Frees a group's slots once no RI holds it and none of its objects exists. */
   private releaseIfUnused(group: string): void {
-    if (!this.reserved.has(group) || (this.admitted.get(group)?.size ?? 0) > 0 || (this.groupObjects.get(group) ?? 0) > 0) return;
-    this.setReservation(group, 0);
-    this.reserved.delete(group);
-    this.scheduleCapacityRetry();
+    if (this.capacity.releaseIfUnused(group)) this.scheduleCapacityRetry();
   }
 
   private scheduleCapacityRetry(): void {
-    if (this.capacityTimer || this.waitingForCapacity.size === 0 || this.stopped) return;
+    if (this.capacityTimer || this.riState.waitingForCapacity.size === 0 || this.stopped) return;
     this.capacityTimer = setTimeout(() => {
       this.capacityTimer = undefined;
-      for (const riName of this.waitingForCapacity) this.queue.add(riName);
+      for (const riName of this.riState.waitingForCapacity) this.queue.add(riName);
     }, CAPACITY_RETRY_MS);
     this.capacityTimer.unref();
   }
 
   // -------------------------------------------------------------------------------------
-  // Per-RI bookkeeping
+  // Refusals
   // -------------------------------------------------------------------------------------
 
-  /** Records which group `riName` is in now; leaving a group gives up its hold there. */
-  private joinGroup(riName: string, info: RiInfo): void {
-    const previous = this.riInfo.get(riName);
-    if (previous && previous.group !== info.group) {
-      removeFrom(this.groupMembers, previous.group, riName);
-      this.unadmit(riName, previous.group);
-    }
-    this.riInfo.set(riName, info);
-    addTo(this.groupMembers, info.group, riName);
-  }
-
-  /** The RI is gone: forgets everything about it (its objects were removed). */
-  private forget(riName: string): void {
-    const info = this.riInfo.get(riName);
-    this.setVerdict(riName, undefined);
-    this.conflicts.delete(riName);
-    this.riInfo.delete(riName);
-    if (info) {
-      removeFrom(this.groupMembers, info.group, riName);
-      this.unadmit(riName, info.group);
-    }
-  }
-
-  /**
-   * Sets the verdict (and with it, clears the rejection unless rejected); a ServiceImport RI
-   * whose verdict or refusal changed requeues its group's Endpoints RIs.
-   */
-  private setVerdict(riName: string, verdict: Verdict | undefined, rejection?: Rejection): void {
-    const previous = this.verdicts.get(riName);
-    const previousMessage = this.rejections.get(riName)?.message;
-    if (verdict === undefined) this.verdicts.delete(riName);
-    else this.verdicts.set(riName, verdict);
-    if (rejection) {
-      this.rejections.set(riName, rejection);
-    } else {
-      this.rejections.delete(riName);
-      this.awaitNamespaces(riName, []);
-      this.waitingForCapacity.delete(riName);
-    }
-    if (verdict !== 'conflict') this.conflicts.delete(riName);
-    const info = this.riInfo.get(riName);
-    if (info?.kind === RESOURCE_IMPORT_KIND.ServiceImport && (previous !== verdict || previousMessage !== rejection?.message)) {
-      for (const member of this.groupMembers.get(info.group) ?? []) if (member !== riName) this.queue.add(member);
-    }
-  }
-
-  private awaitNamespaces(riName: string, namespaces: readonly string[]): void {
-    for (const ns of this.namespacesAwaited.get(riName) ?? []) removeFrom(this.waitingForNamespace, ns, riName);
-    if (namespaces.length === 0) {
-      this.namespacesAwaited.delete(riName);
-      return;
-    }
-    this.namespacesAwaited.set(riName, namespaces);
-    for (const ns of namespaces) addTo(this.waitingForNamespace, ns, riName);
-  }
-
   private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan): void {
-    const previous = this.rejections.get(riName);
-    this.setVerdict(riName, 'rejected', rejection);
-    this.awaitNamespaces(riName, rejection.rule === 'NamespaceNotFound' && plan.kind === 'apply'
+    const previous = this.riState.reject(riName, rejection, rejection.rule === 'NamespaceNotFound' && plan.kind === 'apply'
       ? missingNamespaces(plan.objects, this.options.namespaceExists) : []);
-    if (rejection.rule === 'TooManyObjects') this.waitingForCapacity.add(riName);
-    else this.waitingForCapacity.delete(riName);
     if (previous?.message === rejection.message) return;
     if (quiet) {
       this.options.logger.debug('resource import held back', { resourceImport: riName, rule: rejection.rule, detail: rejection.message });
@@ -753,55 +432,6 @@ export class Importer {
     this.options.events.record(this.options.eventTarget(), 'Warning', `ImportRejected${rejection.rule}`, rejection.message);
     this.options.onRejection?.(rejection.rule);
     this.options.onOutcome?.(kind, 'rejected');
-  }
-
-  /**
-   * Why an Endpoints RI may not land now: its ServiceImport sibling (same spec.namespace and
-   * spec.name) is not in the cache, or not applied by us. `quiet` (no Event) when the sibling
-   * is absent or not judged yet, a normal transient state.
-   */
-  /**
-   * Why the Endpoints RI `ri` may not land now, `'wait'` while its ServiceImport sibling is in
-   * the cache but not judged yet (after a restart the two are reconciled in any order: holding
-   * back would delete Endpoints that are about to be confirmed; the sibling's verdict requeues
-   * this RI), or undefined when the sibling has landed.
-   */
-  private siblingProblem(ri: ResourceImport, group: string, informer: ResilientInformer<ResourceImport>): { rejection: Rejection; quiet: boolean } | 'wait' | undefined {
-    const leaderNs = this.options.owner.leaderNamespace;
-    const riName = ri.metadata?.name ?? '';
-    const ns = ri.spec?.namespace ?? '';
-    const name = ri.spec?.name ?? '';
-    const conventional = `${ns}-${name}-service`;
-    let found: { name: string; ri: ResourceImport } | undefined;
-    for (const candidate of new Set([conventional, ...(this.groupMembers.get(group) ?? [])])) {
-      if (candidate === riName) continue;
-      const sibling = informer.get(candidate, leaderNs);
-      if (sibling?.spec?.kind !== RESOURCE_IMPORT_KIND.ServiceImport || sibling.spec.namespace !== ns || sibling.spec.name !== name) continue;
-      if (this.verdicts.get(candidate) === 'applied') return undefined;
-      if (!found || (this.verdicts.has(candidate) && !this.verdicts.has(found.name))) found = { name: candidate, ri: sibling };
-    }
-    const held = (detail: string, quiet: boolean) => ({
-      rejection: rejectionOf(ri, 'ServiceNotImported', `Endpoints for ${ns}/${name} are held back: ${detail}`), quiet,
-    });
-    // Quiet while the sibling is merely missing or not judged yet: the leader publishes the two
-    // RIs in any order and withdraws them in any order; the sibling's verdict requeues this RI.
-    if (!found) return held(`ResourceImport ${leaderNs}/${conventional} has not been imported yet (the leader has not published it)`, true);
-    const sibling = `ResourceImport ${leaderNs}/${found.name}`;
-    switch (this.verdicts.get(found.name)) {
-      case 'rejected': {
-        const refusal = this.rejections.get(found.name);
-        return held(`${sibling} was refused${refusal ? ` (${refusal.rule}: ${rejectionDetail(refusal)})` : ''}`, false);
-      }
-      case 'conflict':
-        return held(`${sibling} was not imported: it conflicts with an existing object`, false);
-      case 'skipped': {
-        const plan = desiredForImport(found.ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity });
-        return held(`${sibling} is not imported here${plan.kind === 'skip' ? ` (${plan.reason})` : ''}`, false);
-      }
-      case 'applied':
-      case undefined:
-        return 'wait';
-    }
   }
 
   // -------------------------------------------------------------------------------------
@@ -830,7 +460,7 @@ export class Importer {
     const informer = this.informer;
     if (!this.canWork() || !informer?.hasSynced) return Promise.resolve(undefined);
     const leaderNs = this.options.owner.leaderNamespace;
-    for (const riName of [...this.ownedByRI.keys(), ...this.riInfo.keys(), ...this.rejections.keys()]) {
+    for (const riName of [...this.owned.riNames(), ...this.riState.known()]) {
       if (informer.get(riName, leaderNs) === undefined) this.queue.add(riName);
     }
     return Promise.resolve(undefined);
@@ -839,40 +469,39 @@ export class Importer {
   private async reconcile(riName: string): Promise<WorkResult> {
     // Paused or not resynced yet: nothing is lost, the resync on resume requeues everything.
     if (!this.canWork()) return undefined;
-    await this.passGate();
-    const informer = this.informer;
-    if (!this.canWork() || !informer?.hasSynced) return undefined;
-    const generation = this.generation;
-    const before = JSON.stringify(this.counts());
-    this.writers += 1;
-    try {
-      return await this.reconcileOne(riName, informer, generation);
-    } catch (err) {
-      if (err instanceof PausedError) return undefined;
-      throw err;
-    } finally {
-      this.leaveWriters();
-      if (JSON.stringify(this.counts()) !== before) this.options.onCountsChanged();
-    }
+    return this.gate.shared(async () => {
+      const informer = this.informer;
+      if (!this.canWork() || !informer?.hasSynced) return undefined;
+      const generation = this.generation;
+      const before = JSON.stringify(this.counts());
+      try {
+        return await this.reconcileOne(riName, informer, () => { this.checkWritable(generation); });
+      } catch (err) {
+        if (err instanceof PausedError) return undefined;
+        throw err;
+      } finally {
+        if (JSON.stringify(this.counts()) !== before) this.options.onCountsChanged();
+      }
+    });
   }
 
-  private async reconcileOne(riName: string, informer: ResilientInformer<ResourceImport>, generation: number): Promise<WorkResult> {
+  private async reconcileOne(riName: string, informer: ResilientInformer<ResourceImport>, guard: WriteGuard): Promise<WorkResult> {
     const ri = informer.get(riName, this.options.owner.leaderNamespace);
-    const current = this.ownedOf(riName);
+    const current = this.owned.ofRI(riName);
     if (!ri) {
-      this.forget(riName);
-      await this.removeObjects(current, generation);
+      this.riState.forget(riName);
+      await this.applier.removeAll(current, guard);
       return undefined;
     }
     const kind = String(ri.spec?.kind);
     const plan = desiredForImport(ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity });
     const group = groupOfImport(ri, plan);
-    this.joinGroup(riName, { group: group.key, kind });
+    this.riState.joinGroup(riName, { group: group.key, kind });
     if (plan.kind === 'skip') {
       this.options.logger.debug('resource import skipped', { resourceImport: riName, reason: plan.reason });
       this.unadmit(riName, group.key);
-      this.setVerdict(riName, 'skipped');
-      await this.removeObjects(current, generation);
+      this.riState.setVerdict(riName, 'skipped');
+      await this.applier.removeAll(current, guard);
       return undefined;
     }
 
@@ -880,21 +509,28 @@ export class Importer {
     let rejection = checkImport({ ri, objects: plan.objects, policy: this.options.policy, namespaceExists: this.options.namespaceExists });
     let quiet = false;
     if (!rejection && kind === RESOURCE_IMPORT_KIND.Endpoints) {
-      const held = this.siblingProblem(ri, group.key, informer);
+      const held = siblingProblem(ri, {
+        owner: this.options.owner,
+        enableLabelIdentity: this.options.policy.enableLabelIdentity,
+        members: this.riState.members(group.key),
+        get: (name) => informer.get(name, this.options.owner.leaderNamespace),
+        verdict: (name) => this.riState.verdict(name),
+        rejection: (name) => this.riState.rejection(name),
+      });
       if (held === 'wait') return undefined;
       if (held) ({ rejection, quiet } = held);
     }
-    if (!rejection && !this.admit(riName, group)) rejection = tooManyObjects(ri, group.what, group.size, this.options.policy);
+    if (!rejection && !this.capacity.admit(riName, group.key, group.size)) rejection = tooManyObjects(ri, group.what, group.size, this.options.policy);
     if (rejection) {
       this.unadmit(riName, group.key);
       this.reject(riName, kind, rejection, quiet, plan);
-      await this.removeObjects(current, generation);
+      await this.applier.removeAll(current, guard);
       return undefined;
     }
 
     try {
-      const result = await this.apply(riName, kind, plan.objects, current, generation);
-      this.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
+      const result = await this.applier.apply(riName, kind, plan.objects, current, guard);
+      this.riState.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
     } catch (err) {
       const missing = missingKind(err, plan.objects);
       if (!missing) throw err;
@@ -907,127 +543,11 @@ export class Importer {
     return undefined;
   }
 
-  private async apply(riName: string, kind: string, objects: readonly DesiredObject[], current: Map<string, Owned>, generation: number): Promise<'applied' | 'conflict'> {
-    const wanted = new Set<string>();
-    let serviceIPs: string[] = [];
-    for (const original of objects) {
-      let desired = original;
-      if (desired.kind === 'ServiceImport' && serviceIPs.length > 0) desired = { ...desired, body: withServiceImportIPs(desired.body, serviceIPs) };
-      const ref = desiredRef(desired);
-      const key = keyOf(ref);
-      wanted.add(key);
-      const result = await this.applyOne(riName, ref, desired, this.owned.get(key), generation);
-      if (result === 'conflict') {
-        this.options.onOutcome?.(kind, 'conflict');
-        return 'conflict';
-      }
-      this.options.onOutcome?.(kind, result);
-      if (desired.kind === 'Service') {
-        const clusterIP = (this.owned.get(key)?.live['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
-        serviceIPs = clusterIP && clusterIP !== 'None' ? [clusterIP] : [];
-      }
-    }
-    for (const [key, stale] of current) {
-      if (!wanted.has(key)) await this.removeOne(key, stale, generation);
-    }
-    return 'applied';
-  }
-
-  private async applyOne(riName: string, ref: ObjectRef, desired: DesiredObject, known: Owned | undefined, generation: number): Promise<ImportOutcome> {
-    const store = this.options.store;
-    const key = keyOf(ref);
-    const group = groupOfObject(ref, riName);
-    let live = known?.deleting ? undefined : known?.live;
-    if (known?.stale) {
-      const reread = await this.readOwned(riName, key, ref);
-      if (reread === 'conflict') return 'conflict';
-      live = reread;
-    }
-    if (!live) {
-      try {
-        this.checkWritable(generation);
-        const created = await store.create(ref, desired.body);
-        this.setOwned(key, { ref, riName, group, live: created, deleting: false });
-        return 'created';
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        const existing = await this.readOwned(riName, key, ref);
-        if (existing === 'conflict') return 'conflict';
-        // Gone again meanwhile: the retry creates it.
-        if (!existing) throw err;
-        live = existing;
-      }
-    }
-    if (semanticallyEqual(desired, live)) {
-      this.setOwned(key, { ref, riName, group, live, deleting: false });
-      return 'unchanged';
-    }
-    try {
-      this.checkWritable(generation);
-      const updated = await store.replace(ref, mergeForUpdate(desired, live));
-      this.setOwned(key, { ref, riName, group, live: updated, deleting: false });
-      return 'updated';
-    } catch (err) {
-      // Our copy was stale (409) or the object vanished (404): the retry re-reads it. It stays
-      // indexed (and counted against the cap) as long as it may exist.
-      const entry = this.owned.get(key);
-      if (entry && !(err instanceof PausedError)) entry.stale = true;
-      throw err;
-    }
-  }
-
-  /** The live object, read again: undefined when gone, 'conflict' (recorded) when not ours. */
-  private async readOwned(riName: string, key: string, ref: ObjectRef): Promise<PlainObject | undefined | 'conflict'> {
-    let live: PlainObject;
-    try {
-      live = await this.options.store.get(ref);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      const entry = this.owned.get(key);
-      if (entry && !entry.deleting) {
-        this.dropOwned(key);
-        this.releaseIfUnused(entry.group);
-      }
-      return undefined;
-    }
-    if (isOwnedBy(live, this.options.owner)) return live;
-    const entry = this.owned.get(key);
-    if (entry && !entry.deleting) {
-      this.dropOwned(key);
-      this.releaseIfUnused(entry.group);
-    }
-    this.recordConflict(riName, ref, isOwnedByAgent(live) ? 'it belongs to another ClusterSet' : 'it was not created by clusterset-agent');
-    return 'conflict';
-  }
-
   private recordConflict(riName: string, ref: ObjectRef, why: string): void {
     const message = `ResourceImport ${this.options.owner.leaderNamespace}/${riName} wants ${ref.plural} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}, which exists and ${why}: left untouched`;
-    if (this.conflicts.get(riName) !== message) {
+    if (this.riState.conflict(riName, message)) {
       this.options.logger.warn('import conflicts with an existing object', { resourceImport: riName, object: `${ref.plural}/${ref.namespace ?? ''}/${ref.name}` });
       this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
     }
-    this.conflicts.set(riName, message);
-  }
-
-  private async removeObjects(current: Map<string, Owned>, generation: number): Promise<void> {
-    for (const [key, owned] of current) await this.removeOne(key, owned, generation);
-  }
-
-  /** Deletes an owned object once: not again while a delete is in flight, nor once it left the index. */
-  private async removeOne(key: string, owned: Owned, generation: number): Promise<void> {
-    if (owned.deleting || this.owned.get(key) !== owned) return;
-    this.checkWritable(generation);
-    owned.deleting = true;
-    try {
-      await this.options.store.delete(owned.ref);
-    } catch (err) {
-      if (!isNotFound(err)) {
-        owned.deleting = false;
-        throw err;
-      }
-    }
-    if (this.owned.get(key) === owned) this.dropOwned(key);
-    this.options.onOutcome?.(owned.ref.plural, 'deleted');
-    this.releaseIfUnused(owned.group);
   }
 }
