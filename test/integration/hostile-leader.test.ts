@@ -4,6 +4,7 @@
 // each (an Event naming the ResourceImport and the rule), while well-formed imports still land.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { CoreV1Api, type CoreV1Event, type V1Service } from '@kubernetes/client-node';
 import { loadConfig } from '../../src/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
@@ -114,10 +115,13 @@ describe('a hostile leader', () => {
   });
 
   it('counts rejections and conflicts in the ClusterSet status', async () => {
-    const cs = await waitFor('status counts', async () => {
+    // The status is written at most every 500 ms: wait for the write that carries the final counts.
+    const expected = { total: 4, rejected: rejected.length, conflicts: 1 };
+    const cs = await waitFor(`status imports ${JSON.stringify(expected)}`, async () => {
       const found = await clusterSetApi(member.adminConfig()).get(CLUSTERSET_ID);
-      return found.status?.imports?.rejected === rejected.length ? found : false;
+      if (!isDeepStrictEqual(found.status?.imports, expected)) throw new Error(`status.imports is ${JSON.stringify(found.status?.imports)}`);
+      return found;
     }, { timeoutMs: 10_000, intervalMs: 200 });
-    assert.deepEqual(cs.status?.imports, { total: 4, rejected: rejected.length, conflicts: 1 });
+    assert.deepEqual(cs.status?.imports, expected);
   });
 });
