@@ -154,6 +154,7 @@ imports: { lostLeaderRetentionSeconds: 600 }
     assert.ok(injected >= LOSS_SECONDS / INTERVAL_S * 0.1, `faults were really injected (${String(injected)} of ${String(requests)} requests)`);
     assert.deepEqual(readyTransitions, []);
     assert.equal(readyCondition(await sets().get(SET))?.lastTransitionTime, stampBefore);
+    process.stderr.write(`request loss: ${String(injected)} of ${String(requests)} requests failed by the proxy over ${String(LOSS_SECONDS)} s; 0 Ready transitions\n`);
   });
 
   it(`a partition turns Ready=False within (threshold + 1) × interval; healing brings it back within an interval`, async () => {
@@ -175,7 +176,7 @@ imports: { lostLeaderRetentionSeconds: 600 }
     assert.ok((await importedUids()).every(Boolean), 'imports kept through the partition');
     const stoppedWarnings = log.lines.filter((l) => l.includes('"level":"warn"') && l.includes('stopped before it synced'));
     assert.deepEqual(stoppedWarnings, [], 'a normal reconnect is not a warning');
-    log.logger.info('partition figures', { lostAfterMs: lostAfter, backAfterMs: back });
+    process.stderr.write(`partition: Ready=False ${String(lostAfter)} ms after it began (bound ${String((THRESHOLD + 1) * INTERVAL_S * 1000)} ms); Ready=True ${String(back)} ms after healing\n`);
   });
 
   it('a second ClusterSet claiming the same membership gets DuplicateMembership, writes nothing, and leaves without touching the first one\'s announce', async () => {
