@@ -2,7 +2,7 @@
 // reuse) the real control-plane binaries, run unit + integration tests, then prove no
 // etcd/kube-apiserver outlived the tests.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -34,10 +34,12 @@ const files = (dir) => readdirSync(dir).filter((f) => f.endsWith('.test.ts')).so
 const extra = process.argv.slice(2);
 const selected = extra.length > 0 ? extra : [...files('test/unit'), ...files('test/integration')];
 // One file at a time: integration files each run real control planes, and 2 cores are all we have.
+// This run's harness root: the sweep below must not kill another run's (or a benchmark's) processes.
+const run = `run-${process.pid}-${Date.now().toString(36)}`;
 const res = spawnSync('node', ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...selected],
-  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir } });
+  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir, CSA_HARNESS_RUN: run } });
 
-const root = path.join(os.tmpdir(), 'csa-harness') + '/';
+const root = path.join(os.tmpdir(), 'csa-harness', run) + '/';
 const leftovers = [];
 for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
   try {
@@ -50,5 +52,7 @@ if (leftovers.length > 0) {
   for (const line of leftovers) { try { process.kill(Number(line.split(' ')[0]), 'SIGKILL'); } catch { /* gone */ } }
   process.exit(1);
 }
+// The run's root is empty unless a test kept its control-plane logs (CSA_KEEP_HARNESS=1).
+try { rmdirSync(root); } catch { /* absent, or kept on purpose */ }
 console.log(`\n=== no harness process left behind; total ${Math.round((Date.now() - started) / 1000)} s`);
 process.exit(res.status ?? 1);

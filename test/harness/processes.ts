@@ -7,8 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
 
-/** Every harness work directory lives below this root; the leftover sweep looks for it. */
-export const HARNESS_ROOT = path.join(os.tmpdir(), 'csa-harness');
+/**
+ * Every harness work directory lives below this root; the leftover sweep looks for it. A test
+ * run (scripts/test.mjs) gets a root of its own, so its sweep never touches the control planes
+ * of another run or benchmark going on at the same time.
+ */
+export const HARNESS_ROOT = path.join(os.tmpdir(), 'csa-harness', process.env['CSA_HARNESS_RUN'] ?? 'adhoc');
 
 export interface ManagedProcess {
   readonly name: string;
