@@ -32,6 +32,12 @@
 // | imports.lostLeaderRetentionSeconds  |                        | CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS   |
 // | imports.resyncSeconds               |                        | CSA_IMPORT_RESYNC_SECONDS                  |
 // | imports.enableLabelIdentity         |                        | CSA_IMPORT_ENABLE_LABEL_IDENTITY           |
+// | exports.enabled                     |                        | CSA_EXPORT_ENABLED                         |
+// | exports.allowedNamespaces           |                        | CSA_EXPORT_ALLOWED_NAMESPACES (comma list) |
+// | exports.deniedNamespaces            |                        | CSA_EXPORT_DENIED_NAMESPACES (comma list)  |
+// | exports.endpointIPType              |                        | CSA_EXPORT_ENDPOINT_IP_TYPE                |
+// | exports.serviceCIDR                 |                        | CSA_EXPORT_SERVICE_CIDR                    |
+// | exports.podCIDRs                    |                        | CSA_EXPORT_POD_CIDRS (comma list)          |
 //
 // (*) POD_NAMESPACE ranks just above the built-in default and below the config file. The chart
 //     always injects it through the downward API, so it is a better default, not a user choice;
@@ -46,6 +52,7 @@
 // `csa` would otherwise crash-loop the agent. Unknown flags and unknown file keys are rejected.
 
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
@@ -70,8 +77,15 @@ export const HEARTBEAT_INTERVALS: readonly number[] = [
   1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60, 120, 180, 240, 300, 360, 600, 720, 900, 1200, 1800, 3600,
 ];
 
-/** Namespaces never imported into, whatever the policy says: the agent's own is added at load time. */
+/** Namespaces never imported into nor exported from, whatever the policies say: the agent's own is added at load time. */
 export const SYSTEM_DENIED_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/**
+ * What an exported Service's Endpoints ResourceExport lists, as in Antrea's `endpointIPType`:
+ * the Service's ClusterIP, or the ready Pod IPs behind it (from its EndpointSlices).
+ */
+export const EXPORT_ENDPOINT_IP_TYPES = ['ClusterIP', 'PodIP'] as const;
+export type ExportEndpointIPType = (typeof EXPORT_ENDPOINT_IP_TYPES)[number];
 
 export interface HeartbeatConfig {
   /**
@@ -170,6 +184,47 @@ export interface ImportPolicyConfig {
   readonly enableLabelIdentity: boolean;
 }
 
+export interface ExportPolicyConfig {
+  /**
+   * Publish this member's ServiceExports (as Service + Endpoints ResourceExports) and its
+   * Gateway (as a ClusterInfo ResourceExport) to the leader. Default true, as in Antrea,
+   * whose member always exports. false: the agent only announces itself and imports.
+   */
+  readonly enabled: boolean;
+  /**
+   * Namespaces whose ServiceExports are published. Default empty, meaning every namespace
+   * except the denied ones. Listing a namespace that is always denied is an error, not a
+   * silent no-op.
+   */
+  readonly allowedNamespaces: readonly string[];
+  /** Namespaces whose ServiceExports are never published, on top of alwaysDeniedNamespaces. Default empty. */
+  readonly deniedNamespaces: readonly string[];
+  /**
+   * Computed, not configurable: kube-system, kube-public, kube-node-lease and `namespace`.
+   * Cluster internals (the API server, DNS) and the agent's own objects are not offered to
+   * the other members by a stray ServiceExport.
+   */
+  readonly alwaysDeniedNamespaces: readonly string[];
+  /**
+   * What the Endpoints ResourceExport of an exported Service lists: `ClusterIP` (default,
+   * Antrea's default) the Service's IPv4 ClusterIP, reachable through the Multi-cluster
+   * Gateway; `PodIP` the Service's ready IPv4 Pod IPs, for networks where Pods of different
+   * clusters reach each other directly.
+   */
+  readonly endpointIPType: ExportEndpointIPType;
+  /**
+   * The Service CIDR published in this member's ClusterInfo. Absent (default): the exporter
+   * finds it itself (the Gateway's serviceCIDR, or the cluster's ServiceCIDR objects). A
+   * CIDR without host bits, e.g. `10.96.0.0/12` or `fd00:10:96::/108`.
+   */
+  readonly serviceCIDR?: string;
+  /**
+   * Pod CIDRs published in this member's ClusterInfo (needed by other members with
+   * endpointIPType PodIP to route to this member's Pods). Default empty. CIDRs without host bits.
+   */
+  readonly podCIDRs: readonly string[];
+}
+
 export interface AgentConfig {
   /**
    * Namespace the agent watches for ClusterSets and their Secrets. Default `clusterset-agent`,
@@ -186,6 +241,7 @@ export interface AgentConfig {
   readonly metrics: BindConfig;
   readonly leaderElection: LeaderElectionConfig;
   readonly imports: ImportPolicyConfig;
+  readonly exports: ExportPolicyConfig;
 }
 
 const DEFAULT_NAMESPACE = 'clusterset-agent';
@@ -225,6 +281,14 @@ export const DEFAULT_CONFIG: AgentConfig = deepFreeze({
     lostLeaderRetentionSeconds: 600,
     resyncSeconds: 600,
     enableLabelIdentity: false,
+  },
+  exports: {
+    enabled: true,
+    allowedNamespaces: [],
+    deniedNamespaces: [],
+    alwaysDeniedNamespaces: alwaysDenied(DEFAULT_NAMESPACE),
+    endpointIPType: 'ClusterIP',
+    podCIDRs: [],
   },
 });
 
@@ -302,6 +366,13 @@ export function describeConfig(cfg: AgentConfig): Readonly<Record<string, string
     'imports.lostLeaderRetentionSeconds': cfg.imports.lostLeaderRetentionSeconds,
     'imports.resyncSeconds': cfg.imports.resyncSeconds,
     'imports.enableLabelIdentity': cfg.imports.enableLabelIdentity,
+    'exports.enabled': cfg.exports.enabled,
+    'exports.allowedNamespaces': cfg.exports.allowedNamespaces.length === 0 ? ['(all)'] : cfg.exports.allowedNamespaces,
+    'exports.deniedNamespaces': cfg.exports.deniedNamespaces,
+    'exports.alwaysDeniedNamespaces': cfg.exports.alwaysDeniedNamespaces,
+    'exports.endpointIPType': cfg.exports.endpointIPType,
+    'exports.serviceCIDR': cfg.exports.serviceCIDR ?? '(discovered)',
+    'exports.podCIDRs': cfg.exports.podCIDRs,
   };
 }
 
@@ -340,6 +411,12 @@ const LEAVES: readonly LeafSpec[] = [
   { path: 'imports.lostLeaderRetentionSeconds', type: 'integer', env: 'CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS' },
   { path: 'imports.resyncSeconds', type: 'integer', env: 'CSA_IMPORT_RESYNC_SECONDS' },
   { path: 'imports.enableLabelIdentity', type: 'boolean', env: 'CSA_IMPORT_ENABLE_LABEL_IDENTITY' },
+  { path: 'exports.enabled', type: 'boolean', env: 'CSA_EXPORT_ENABLED' },
+  { path: 'exports.allowedNamespaces', type: 'stringList', env: 'CSA_EXPORT_ALLOWED_NAMESPACES' },
+  { path: 'exports.deniedNamespaces', type: 'stringList', env: 'CSA_EXPORT_DENIED_NAMESPACES' },
+  { path: 'exports.endpointIPType', type: 'string', env: 'CSA_EXPORT_ENDPOINT_IP_TYPE' },
+  { path: 'exports.serviceCIDR', type: 'string', env: 'CSA_EXPORT_SERVICE_CIDR' },
+  { path: 'exports.podCIDRs', type: 'stringList', env: 'CSA_EXPORT_POD_CIDRS' },
 ];
 
 /** Environment variables loadConfig reads, in the order of the table above. */
@@ -358,6 +435,7 @@ export const CONFIG_FLAGS: readonly string[] = [
 // Paths whose value is computed, so the file gets a precise error instead of "unknown key".
 const COMPUTED_PATHS = new Map<string, string>([
   ['imports.alwaysDeniedNamespaces', `computed (${SYSTEM_DENIED_NAMESPACES.join(', ')} and the agent namespace), not configurable; use imports.deniedNamespaces`],
+  ['exports.alwaysDeniedNamespaces', `computed (${SYSTEM_DENIED_NAMESPACES.join(', ')} and the agent namespace), not configurable; use exports.deniedNamespaces`],
 ]);
 
 type Source =
@@ -824,20 +902,26 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
   }
 
   const deniedAlways = alwaysDenied(namespace);
+  // The same namespace policy rules for both directions; `what` completes "can never ...".
+  const checkNamespacePolicy = (section: 'imports' | 'exports', what: string): void => {
+    const allowedPath = `${section}.allowedNamespaces`;
+    const deniedPath = `${section}.deniedNamespaces`;
+    for (const path of [allowedPath, deniedPath]) {
+      const invalid = list(path).filter((ns) => !DNS1123_LABEL.test(ns));
+      if (invalid.length > 0) fail(path, `${invalid.map((ns) => JSON.stringify(ns)).join(', ')} ${invalid.length === 1 ? 'is not a' : 'are not'} valid namespace name${invalid.length === 1 ? '' : 's'}`);
+    }
+    const allowedButAlwaysDenied = list(allowedPath).filter((ns) => deniedAlways.includes(ns));
+    if (allowedButAlwaysDenied.length > 0) {
+      fail(allowedPath, `${allowedButAlwaysDenied.join(', ')} can never ${what} (always denied: ${deniedAlways.join(', ')})`);
+    }
+    const allowedAndDenied = list(allowedPath).filter((ns) => list(deniedPath).includes(ns));
+    if (allowedAndDenied.length > 0) {
+      fail(allowedPath, `${allowedAndDenied.join(', ')} also listed in ${deniedPath} (${origin(deniedPath)})`);
+    }
+  };
   const allowedNamespaces = list('imports.allowedNamespaces');
   const deniedNamespaces = list('imports.deniedNamespaces');
-  for (const path of ['imports.allowedNamespaces', 'imports.deniedNamespaces']) {
-    const invalid = list(path).filter((ns) => !DNS1123_LABEL.test(ns));
-    if (invalid.length > 0) fail(path, `${invalid.map((ns) => JSON.stringify(ns)).join(', ')} ${invalid.length === 1 ? 'is not a' : 'are not'} valid namespace name${invalid.length === 1 ? '' : 's'}`);
-  }
-  const allowedButAlwaysDenied = allowedNamespaces.filter((ns) => deniedAlways.includes(ns));
-  if (allowedButAlwaysDenied.length > 0) {
-    fail('imports.allowedNamespaces', `${allowedButAlwaysDenied.join(', ')} can never receive imports (always denied: ${deniedAlways.join(', ')})`);
-  }
-  const allowedAndDenied = allowedNamespaces.filter((ns) => deniedNamespaces.includes(ns));
-  if (allowedAndDenied.length > 0) {
-    fail('imports.allowedNamespaces', `${allowedAndDenied.join(', ')} also listed in imports.deniedNamespaces (${origin('imports.deniedNamespaces')})`);
-  }
+  checkNamespacePolicy('imports', 'receive imports');
 
   const enableLabelIdentity = bool('imports.enableLabelIdentity');
   const kindsSetting = setting('imports.allowedKinds');
@@ -856,6 +940,26 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
   atLeast('imports.maxObjectBytes', 1);
   atLeast('imports.lostLeaderRetentionSeconds', 0);
   atLeast('imports.resyncSeconds', 5);
+
+  checkNamespacePolicy('exports', 'be exported from');
+  const endpointIPType = str('exports.endpointIPType');
+  if (!(EXPORT_ENDPOINT_IP_TYPES as readonly string[]).includes(endpointIPType)) {
+    fail('exports.endpointIPType', `must be one of ${EXPORT_ENDPOINT_IP_TYPES.join(', ')}`);
+  }
+  const serviceCIDRSetting = merged.get('exports.serviceCIDR');
+  if (serviceCIDRSetting !== undefined) {
+    const serviceCIDR = str('exports.serviceCIDR');
+    if (serviceCIDR === '') fail('exports.serviceCIDR', 'must not be empty; leave it unset to have the Service CIDR discovered');
+    else {
+      const problem = cidrProblem(serviceCIDR);
+      if (problem !== undefined) fail('exports.serviceCIDR', problem);
+    }
+  }
+  const podCIDRProblems = list('exports.podCIDRs').flatMap((cidr) => {
+    const problem = cidrProblem(cidr);
+    return problem === undefined ? [] : [`${JSON.stringify(cidr)} ${problem}`];
+  });
+  if (podCIDRProblems.length > 0) fail('exports.podCIDRs', podCIDRProblems.join('; '));
 
   return {
     namespace,
@@ -883,7 +987,88 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
       resyncSeconds: num('imports.resyncSeconds'),
       enableLabelIdentity,
     },
+    exports: {
+      enabled: bool('exports.enabled'),
+      allowedNamespaces: [...list('exports.allowedNamespaces')],
+      deniedNamespaces: [...list('exports.deniedNamespaces')],
+      alwaysDeniedNamespaces: deniedAlways,
+      endpointIPType: endpointIPType as ExportEndpointIPType,
+      ...(serviceCIDRSetting === undefined ? {} : { serviceCIDR: str('exports.serviceCIDR') }),
+      podCIDRs: [...list('exports.podCIDRs')],
+    },
   };
+}
+
+/**
+ * Why `text` is not a usable CIDR (`must be ...`), or undefined when it is one: an IPv4 or
+ * IPv6 address (no zone), `/`, a decimal prefix length in range, and no bits set after the
+ * prefix, so that a typo such as 10.96.0.1/12 is caught instead of published.
+ */
+export function cidrProblem(text: string): string | undefined {
+  const usage = 'must be a CIDR such as 10.96.0.0/12 or fd00:10:96::/108';
+  const match = /^([^/]+)\/(0|[1-9][0-9]{0,2})$/.exec(text);
+  if (match === null) return usage;
+  const [, address = '', prefixText = ''] = match;
+  const family = isIP(address);
+  if (family === 0 || address.includes('%')) return usage;
+  const bits = family === 4 ? 32 : 128;
+  const prefix = Number(prefixText);
+  if (prefix > bits) return `must have a prefix length of at most ${bits} for an IPv${family} address`;
+  const value = family === 4 ? ipv4ToBigInt(address) : ipv6ToBigInt(address);
+  const hostMask = (1n << BigInt(bits - prefix)) - 1n;
+  if ((value & hostMask) !== 0n) {
+    const network = value & ~hostMask;
+    const shown = family === 4 ? bigIntToIPv4(network) : bigIntToIPv6(network);
+    return `has bits set after the /${prefix} prefix; did you mean ${shown}/${prefix}?`;
+  }
+  return undefined;
+}
+
+function ipv4ToBigInt(address: string): bigint {
+  return address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+}
+
+function bigIntToIPv4(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
+}
+
+// Only called on addresses net.isIP() accepted as IPv6.
+function ipv6ToBigInt(address: string): bigint {
+  let text = address;
+  // An embedded IPv4 tail (::ffff:1.2.3.4) counts as two 16-bit groups.
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4?.[1] !== undefined) {
+    const n = ipv4ToBigInt(v4[1]);
+    text = `${text.slice(0, -v4[1].length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
+  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
+}
+
+function bigIntToIPv6(value: bigint): string {
+  const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt((7 - i) * 16)) & 0xffffn));
+  // RFC 5952: compress the longest run (at least two) of zero groups, the first on a tie.
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart === -1) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import {
-  ApiextensionsV1Api, AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api,
+  AdmissionregistrationV1Api, ApiextensionsV1Api, AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api,
   type V1ClusterRole, type V1ConfigMap, type V1Deployment, type V1NonResourceRule, type V1PolicyRule,
   type V1ResourceRule, type V1Role, type V1RoleBinding,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_CONFIG, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/config/config.js';
+import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/config/config.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
 import { LOG_LEVELS } from '../../src/log/logger.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
@@ -32,6 +32,7 @@ const RELEASE_NS = 'clusterset-agent';
 const FULLNAME = 'csa-clusterset-agent';
 const CLUSTER_ROLE = `${RELEASE_NS}-${FULLNAME}`;
 const OTHER_NS = 'default';
+const LEADER_POLICY = 'clusterset-agent-resourceexports-antrea-multicluster';
 
 // ---------------------------------------------------------------------------------------------
 // helm
@@ -219,7 +220,7 @@ after(() => {
 
 describe('Helm chart: lint, schema and rendering', () => {
   it('passes helm lint --strict for mode=member (defaults) and mode=leader', async () => {
-    for (const extra of [[], ['--set', 'mode=leader'], ['--set', 'importACNP=true,importLabelIdentity=true,replicaCount=2']]) {
+    for (const extra of [[], ['--set', 'mode=leader'], ['--set', 'importACNP=true,importLabelIdentity=true,replicaCount=2'], ['--set', 'config.exports.enabled=false']]) {
       const res = await helm(['lint', '--strict', CHART, ...extra]);
       assert.equal(res.code, 0, `helm lint --strict ${extra.join(' ')} failed:\n${res.stdout}\n${res.stderr}`);
       assert.match(res.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -254,6 +255,7 @@ describe('Helm chart: lint, schema and rendering', () => {
     };
     assert.deepEqual(at('config', 'logLevel')['enum'], [...LOG_LEVELS]);
     assert.deepEqual(at('config', 'imports', 'allowedKinds', 'items')['enum'], [...IMPORTABLE_KINDS]);
+    assert.deepEqual(at('config', 'exports', 'endpointIPType')['enum'], [...EXPORT_ENDPOINT_IP_TYPES]);
     assert.deepEqual(at('config', 'heartbeat', 'intervalSeconds')['enum'], [...HEARTBEAT_INTERVALS]);
     assert.deepEqual(at('mode')['enum'], ['member', 'leader']);
   });
@@ -266,6 +268,9 @@ describe('Helm chart: lint, schema and rendering', () => {
       ['config.imports.allowedKinds={Pods}', /at '\/config\/imports\/allowedKinds\/0': value must be one of/],
       ['config.heartbeat.failureThreshold=0', /at '\/config\/heartbeat\/failureThreshold': minimum/],
       ['config.heartbeat.intervalSeconds=7', /at '\/config\/heartbeat\/intervalSeconds': value must be one of/],
+      ['config.exports.endpointIPType=NodeIP', /at '\/config\/exports\/endpointIPType': value must be one of 'ClusterIP', 'PodIP'/],
+      ['config.exports.podCIDRs={10.244.0.0}', /at '\/config\/exports\/podCIDRs\/0': '10\.244\.0\.0' does not match pattern/],
+      ['config.exports.deniedNamespaces={Not_OK}', /at '\/config\/exports\/deniedNamespaces\/0': 'Not_OK' does not match pattern/],
     ];
     for (const [set, message] of cases) {
       const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, '--set', set]);
@@ -276,6 +281,8 @@ describe('Helm chart: lint, schema and rendering', () => {
     // The agent computes these itself; the chart refuses them instead of rendering a file the agent rejects.
     const computed = await helm(['template', RELEASE, CHART, '--set', 'config.imports.alwaysDeniedNamespaces={x}']);
     assert.match(computed.stderr, /additional properties 'alwaysDeniedNamespaces' not allowed/);
+    const computedExports = await helm(['template', RELEASE, CHART, '--set', 'config.exports.alwaysDeniedNamespaces={x}']);
+    assert.match(computedExports.stderr, /at '\/config\/exports': additional properties 'alwaysDeniedNamespaces' not allowed/);
     const ns = await helm(['template', RELEASE, CHART, '--set', 'config.namespace=x']);
     assert.match(ns.stderr, /at '\/config': additional properties 'namespace' not allowed/);
     // A kind whose RBAC is off is refused with the toggle to use.
@@ -370,6 +377,36 @@ describe('Helm chart: lint, schema and rendering', () => {
     ]);
   });
 
+  it('renders the export settings into a config the agent accepts, and grants export RBAC only when exports are enabled', async () => {
+    const docs = await render({
+      'config.exports.endpointIPType': 'PodIP', 'config.exports.serviceCIDR': '10.96.0.0/12',
+      'config.exports.podCIDRs': '{10.244.0.0/16,fd00:10:244::/56}', 'config.exports.deniedNamespaces': '{legacy}',
+    });
+    const cfg = loadRenderedConfig(find(docs, 'ConfigMap', FULLNAME));
+    assert.deepEqual(cfg.exports, {
+      enabled: true, allowedNamespaces: [], deniedNamespaces: ['legacy'],
+      alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', RELEASE_NS],
+      endpointIPType: 'PodIP', serviceCIDR: '10.96.0.0/12', podCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+    });
+    const exportRules = (docsIn: readonly K8sObject[]) => {
+      const cluster = flattenResourceRules((find(docsIn, 'ClusterRole', CLUSTER_ROLE) as V1ClusterRole).rules ?? [])
+        .filter((p) => ['serviceexports', 'serviceexports/status', 'endpointslices'].includes(p.resource));
+      const namespaced = flattenResourceRules((find(docsIn, 'Role', FULLNAME) as V1Role).rules ?? []).filter((p) => p.resource === 'gateways');
+      return { cluster, namespaced };
+    };
+    assert.deepEqual(exportRules(docs), {
+      cluster: [
+        { apiGroup: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['get', 'list', 'watch'] },
+        { apiGroup: 'multicluster.x-k8s.io', resource: 'serviceexports', verbs: ['get', 'list', 'watch'] },
+        { apiGroup: 'multicluster.x-k8s.io', resource: 'serviceexports/status', verbs: ['patch', 'update'] },
+      ],
+      namespaced: [{ apiGroup: 'multicluster.crd.antrea.io', resource: 'gateways', verbs: ['get', 'list', 'watch'] }],
+    });
+    const disabled = await render({ 'config.exports.enabled': false });
+    assert.deepEqual(exportRules(disabled), { cluster: [], namespaced: [] });
+    assert.equal(loadRenderedConfig(find(disabled, 'ConfigMap', FULLNAME)).exports.enabled, false);
+  });
+
   it('grants no wildcard and no Secret outside the release namespace, whatever the toggles', async () => {
     for (const values of [{}, { importACNP: true, importLabelIdentity: true }]) {
       const docs = await render(values);
@@ -384,13 +421,15 @@ describe('Helm chart: lint, schema and rendering', () => {
     }
   });
 
-  it('renders only the leader Namespace and Antrea member Role in mode=leader', async () => {
+  it('renders only the leader Namespace, Antrea member Role and ResourceExport admission policy in mode=leader', async () => {
     const docs = await render({ mode: 'leader' });
     assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`).sort(),
-      ['Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`]);
+      ['Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`,
+        `ValidatingAdmissionPolicy//${LEADER_POLICY}`, `ValidatingAdmissionPolicyBinding//${LEADER_POLICY}`]);
     assert.deepEqual(ruleShape((find(docs, 'Role') as V1Role).rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
-    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false })), ['Role']);
-    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false })), []);
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false })), ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false, 'leader.admissionPolicy.create': false })), []);
+    // test/integration/export-admission.test.ts exercises the policy itself.
   });
 });
 
@@ -504,6 +543,9 @@ describe('Helm chart installed into real control planes', () => {
     const role = await rbac.readNamespacedRole({ namespace: 'antrea-multicluster', name: MEMBER_ROLE_NAME });
     assert.deepEqual(ruleShape(role.rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
     await kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: 'memberclusterannounces.multicluster.crd.antrea.io' });
+    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    await admission.readValidatingAdmissionPolicy({ name: LEADER_POLICY });
+    assert.equal((await admission.readValidatingAdmissionPolicyBinding({ name: LEADER_POLICY })).spec?.paramRef?.name, 'clusterset-member-ids');
 
     // Nothing of the member agent: no workload, no ServiceAccount, no agent RBAC.
     assert.deepEqual((await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces()).items.map((d) => d.metadata?.name), []);
@@ -516,5 +558,6 @@ describe('Helm chart installed into real control planes', () => {
     assert.equal(uninstall.code, 0, uninstall.stderr);
     await core.readNamespace({ name: 'antrea-multicluster' });
     await assert.rejects(rbac.readNamespacedRole({ namespace: 'antrea-multicluster', name: MEMBER_ROLE_NAME }), (err) => statusCode(err) === 404);
+    await assert.rejects(admission.readValidatingAdmissionPolicy({ name: LEADER_POLICY }), (err) => statusCode(err) === 404);
   });
 });

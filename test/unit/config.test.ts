@@ -8,6 +8,7 @@ import {
   type AgentConfig,
   CONFIG_ENV_VARS,
   CONFIG_FLAGS,
+  cidrProblem,
   ConfigError,
   DEFAULT_CONFIG,
   describeConfig,
@@ -87,6 +88,15 @@ describe('loadConfig() defaults', () => {
       resyncSeconds: 600,
       enableLabelIdentity: false,
     });
+    assert.deepEqual(cfg.exports, {
+      enabled: true,
+      allowedNamespaces: [],
+      deniedNamespaces: [],
+      alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'clusterset-agent'],
+      endpointIPType: 'ClusterIP',
+      podCIDRs: [],
+    });
+    assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
   });
 
   it('returns a deeply frozen object', () => {
@@ -165,6 +175,7 @@ describe('loadConfig() namespace', () => {
     const cfg = load({ env: { POD_NAMESPACE: 'mc-system' } });
     assert.equal(cfg.namespace, 'mc-system');
     assert.deepEqual(cfg.imports.alwaysDeniedNamespaces, ['kube-system', 'kube-public', 'kube-node-lease', 'mc-system']);
+    assert.deepEqual(cfg.exports.alwaysDeniedNamespaces, ['kube-system', 'kube-public', 'kube-node-lease', 'mc-system']);
   });
 
   it('ranks POD_NAMESPACE below the file, the file below CSA_NAMESPACE, CSA_NAMESPACE below --namespace', () => {
@@ -461,6 +472,119 @@ describe('loadConfig() import policy', () => {
   });
 });
 
+describe('loadConfig() export policy', () => {
+  it('reads every export field from the file', () => {
+    const cfg = load({
+      file: [
+        'exports:',
+        '  enabled: false',
+        '  allowedNamespaces: [team-a, team-b]',
+        '  deniedNamespaces: [legacy]',
+        '  endpointIPType: PodIP',
+        '  serviceCIDR: 10.96.0.0/12',
+        '  podCIDRs: [10.244.0.0/16, "fd00:10:244::/56"]',
+        '',
+      ].join('\n'),
+    });
+    assert.deepEqual(cfg.exports, {
+      enabled: false,
+      allowedNamespaces: ['team-a', 'team-b'],
+      deniedNamespaces: ['legacy'],
+      alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'clusterset-agent'],
+      endpointIPType: 'PodIP',
+      serviceCIDR: '10.96.0.0/12',
+      podCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+    });
+  });
+
+  it('parses comma-separated lists from the environment, which overrides the file', () => {
+    const cfg = load({
+      file: 'exports:\n  podCIDRs: [10.1.0.0/16]\n  endpointIPType: PodIP\n',
+      env: {
+        CSA_EXPORT_ALLOWED_NAMESPACES: ' team-a, team-b ,,', CSA_EXPORT_DENIED_NAMESPACES: 'legacy',
+        CSA_EXPORT_POD_CIDRS: '10.244.0.0/16, 10.245.0.0/16', CSA_EXPORT_ENDPOINT_IP_TYPE: 'ClusterIP',
+      },
+    });
+    assert.deepEqual(cfg.exports.allowedNamespaces, ['team-a', 'team-b']);
+    assert.deepEqual(cfg.exports.deniedNamespaces, ['legacy']);
+    assert.deepEqual(cfg.exports.podCIDRs, ['10.244.0.0/16', '10.245.0.0/16']);
+    assert.equal(cfg.exports.endpointIPType, 'ClusterIP');
+  });
+
+  it('is independent of the import policy', () => {
+    const cfg = load({ env: { CSA_IMPORT_DENIED_NAMESPACES: 'team-a', CSA_EXPORT_ALLOWED_NAMESPACES: 'team-a' } });
+    assert.deepEqual(cfg.imports.deniedNamespaces, ['team-a']);
+    assert.deepEqual(cfg.imports.allowedNamespaces, []);
+    assert.deepEqual(cfg.exports.allowedNamespaces, ['team-a']);
+    assert.deepEqual(cfg.exports.deniedNamespaces, []);
+  });
+
+  it('rejects allowing a namespace that is always denied, including the agent’s own', () => {
+    assertOneProblem({ env: { CSA_NAMESPACE: 'mc', CSA_EXPORT_ALLOWED_NAMESPACES: 'team-a,mc' } }, /^exports\.allowedNamespaces=\["team-a","mc"\] \(from env CSA_EXPORT_ALLOWED_NAMESPACES\): mc can never be exported from \(always denied: kube-system, kube-public, kube-node-lease, mc\)$/);
+    assertOneProblem({ file: 'exports:\n  allowedNamespaces: [kube-system]\n' }, /^exports\.allowedNamespaces=\["kube-system"\] \(from file \S+ line 2\): kube-system can never be exported from/);
+  });
+
+  it('rejects a namespace both allowed and denied, and invalid names', () => {
+    assertOneProblem({ file: 'exports:\n  allowedNamespaces: [a, b]\n  deniedNamespaces: [b]\n' }, /^exports\.allowedNamespaces=.*: b also listed in exports\.deniedNamespaces \(exports\.deniedNamespaces=\["b"\] \(from file \S+ line 3\)\)$/);
+    assertOneProblem({ env: { CSA_EXPORT_DENIED_NAMESPACES: 'ok,Not_OK' } }, /^exports\.deniedNamespaces=.*\(from env CSA_EXPORT_DENIED_NAMESPACES\): "Not_OK" is not a valid namespace name$/);
+    assertOneProblem({ env: { CSA_EXPORT_ALLOWED_NAMESPACES: 'a.b,-x' } }, /^exports\.allowedNamespaces=.*: "a\.b", "-x" are not valid namespace names$/);
+  });
+
+  it('rejects the computed alwaysDeniedNamespaces with a pointer to deniedNamespaces', () => {
+    assertOneProblem({ file: 'exports:\n  alwaysDeniedNamespaces: []\n' }, /^exports\.alwaysDeniedNamespaces \(from file \S+ line 2\): computed .*use exports\.deniedNamespaces/);
+  });
+
+  it('restricts endpointIPType to ClusterIP and PodIP, case-sensitively', () => {
+    assert.equal(load({ env: { CSA_EXPORT_ENDPOINT_IP_TYPE: 'PodIP' } }).exports.endpointIPType, 'PodIP');
+    assertOneProblem({ env: { CSA_EXPORT_ENDPOINT_IP_TYPE: 'podip' } }, /^exports\.endpointIPType="podip" \(from env CSA_EXPORT_ENDPOINT_IP_TYPE\): must be one of ClusterIP, PodIP$/);
+    assertOneProblem({ file: 'exports:\n  endpointIPType: NodeIP\n' }, /^exports\.endpointIPType="NodeIP" \(from file \S+ line 2\): must be one of ClusterIP, PodIP$/);
+  });
+
+  it('validates serviceCIDR, naming the network meant when host bits are set', () => {
+    assert.equal(load({ env: { CSA_EXPORT_SERVICE_CIDR: 'fd00:10:96::/108' } }).exports.serviceCIDR, 'fd00:10:96::/108');
+    assertOneProblem({ env: { CSA_EXPORT_SERVICE_CIDR: '10.96.0.1/12' } }, /^exports\.serviceCIDR="10\.96\.0\.1\/12" \(from env CSA_EXPORT_SERVICE_CIDR\): has bits set after the \/12 prefix; did you mean 10\.96\.0\.0\/12\?$/);
+    assertOneProblem({ file: 'exports:\n  serviceCIDR: 10.96.0.0\n' }, /^exports\.serviceCIDR="10\.96\.0\.0" \(from file \S+ line 2\): must be a CIDR such as/);
+    assertOneProblem({ file: 'exports:\n  serviceCIDR: ""\n' }, /^exports\.serviceCIDR="" .*must not be empty; leave it unset/);
+    assertOneProblem({ file: 'exports:\n  serviceCIDR: [10.96.0.0/12]\n' }, /^exports\.serviceCIDR=\["10\.96\.0\.0\/12"\] .*must be a string, got a list$/);
+    // An empty environment variable is unset, as everywhere else.
+    assert.ok(!('serviceCIDR' in load({ env: { CSA_EXPORT_SERVICE_CIDR: '' } }).exports));
+  });
+
+  it('validates every podCIDR and reports all bad ones in one problem', () => {
+    assertOneProblem(
+      { env: { CSA_EXPORT_POD_CIDRS: '10.244.0.0/16,10.245.1.0/16,pods,10.0.0.0/33' } },
+      /^exports\.podCIDRs=.*\(from env CSA_EXPORT_POD_CIDRS\): "10\.245\.1\.0\/16" has bits set after the \/16 prefix; did you mean 10\.245\.0\.0\/16\?; "pods" must be a CIDR such as .*; "10\.0\.0\.0\/33" must have a prefix length of at most 32 for an IPv4 address$/,
+    );
+    assertOneProblem({ file: 'exports:\n  podCIDRs: 10.244.0.0/16\n' }, /^exports\.podCIDRs="10\.244\.0\.0\/16" .*must be a list of strings/);
+  });
+
+  it('rejects a non-boolean enabled', () => {
+    assertOneProblem({ env: { CSA_EXPORT_ENABLED: 'no' } }, /^exports\.enabled="no" \(from env CSA_EXPORT_ENABLED\): must be true or false$/);
+    assertOneProblem({ file: 'exports:\n  enabled: "false"\n' }, /^exports\.enabled="false" .*must be a boolean, got string "false"$/);
+  });
+
+  it('reports an unknown export key with a suggestion', () => {
+    assertOneProblem({ file: 'exports:\n  podCIDR: [10.0.0.0/8]\n' }, /^exports\.podCIDR \(from file \S+ line 2\): unknown key under exports; did you mean podCIDRs\?/);
+  });
+});
+
+describe('cidrProblem()', () => {
+  it('accepts IPv4 and IPv6 networks without host bits', () => {
+    for (const good of ['10.96.0.0/12', '0.0.0.0/0', '192.168.1.7/32', 'fd00:10:96::/108', '::/0', '2001:db8::1/128', '::ffff:10.0.0.0/104']) {
+      assert.equal(cidrProblem(good), undefined, good);
+    }
+  });
+
+  it('rejects malformed CIDRs, out-of-range prefixes and host bits', () => {
+    for (const bad of ['10.96.0.0', '10.96.0.0/', '/12', '10.96.0.0/012', '10.96.0.0/+12', '010.96.0.0/12', '10.96.0/12', 'fe80::%eth0/64', 'fe80::/64/1', ' 10.0.0.0/8']) {
+      assert.match(cidrProblem(bad) ?? '', /^must be a CIDR such as/, bad);
+    }
+    assert.equal(cidrProblem('::/129'), 'must have a prefix length of at most 128 for an IPv6 address');
+    assert.equal(cidrProblem('2001:db8:0:0:1::1/64'), 'has bits set after the /64 prefix; did you mean 2001:db8::/64?');
+    assert.equal(cidrProblem('::ffff:10.1.2.3/104'), 'has bits set after the /104 prefix; did you mean ::ffff:a00:0/104?');
+  });
+});
+
 describe('documented environment variables and flags', () => {
   // Each documented variable with a value different from the default and where it must land.
   const ENV_CASES: readonly (readonly [string, string, (cfg: AgentConfig) => unknown, unknown])[] = [
@@ -486,6 +610,12 @@ describe('documented environment variables and flags', () => {
     ['CSA_IMPORT_MAX_OBJECT_BYTES', '1024', (c) => c.imports.maxObjectBytes, 1024],
     ['CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS', '60', (c) => c.imports.lostLeaderRetentionSeconds, 60],
     ['CSA_IMPORT_RESYNC_SECONDS', '30', (c) => c.imports.resyncSeconds, 30],
+    ['CSA_EXPORT_ENABLED', 'false', (c) => c.exports.enabled, false],
+    ['CSA_EXPORT_ALLOWED_NAMESPACES', 'team-a', (c) => c.exports.allowedNamespaces, ['team-a']],
+    ['CSA_EXPORT_DENIED_NAMESPACES', 'team-b', (c) => c.exports.deniedNamespaces, ['team-b']],
+    ['CSA_EXPORT_ENDPOINT_IP_TYPE', 'PodIP', (c) => c.exports.endpointIPType, 'PodIP'],
+    ['CSA_EXPORT_SERVICE_CIDR', '10.96.0.0/12', (c) => c.exports.serviceCIDR, '10.96.0.0/12'],
+    ['CSA_EXPORT_POD_CIDRS', '10.244.0.0/16', (c) => c.exports.podCIDRs, ['10.244.0.0/16']],
   ];
 
   it('honours each documented environment variable', () => {
@@ -520,6 +650,14 @@ describe('describeConfig()', () => {
     assert.equal(summary['kubeconfig'], '(in-cluster)');
     assert.equal(summary['metrics.bindAddress'], '0 (disabled)');
     assert.deepEqual(summary['imports.allowedNamespaces'], ['(all)']);
+    assert.equal(summary['exports.enabled'], true);
+    assert.deepEqual(summary['exports.allowedNamespaces'], ['(all)']);
+    assert.equal(summary['exports.endpointIPType'], 'ClusterIP');
+    assert.equal(summary['exports.serviceCIDR'], '(discovered)');
+    assert.deepEqual(summary['exports.podCIDRs'], []);
+    const explicit = describeConfig(load({ env: { CSA_EXPORT_SERVICE_CIDR: '10.96.0.0/12', CSA_EXPORT_ALLOWED_NAMESPACES: 'team-a' } }));
+    assert.equal(explicit['exports.serviceCIDR'], '10.96.0.0/12');
+    assert.deepEqual(explicit['exports.allowedNamespaces'], ['team-a']);
     for (const value of Object.values(summary)) {
       assert.ok(['string', 'number', 'boolean'].includes(typeof value) || Array.isArray(value), 'values must be flat');
     }
