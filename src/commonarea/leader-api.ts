@@ -7,7 +7,8 @@
 // text/html), and a "successful" heartbeat or an empty import list from such a thing would
 // fake liveness or make the importer delete every import.
 import {
-  MEMBER_CLUSTER_ANNOUNCE, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceDescriptor, type ResourceImport, type ResourceImportList,
+  MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceDescriptor, type ResourceExport,
+  type ResourceExportList, type ResourceImport, type ResourceImportList,
 } from '../api/types.js';
 import type { WatchLike } from '../kube/informer.js';
 import { createRestClient, type Expectation } from '../kube/rest-client.js';
@@ -22,6 +23,17 @@ export interface LeaderApi {
   /** With a uid precondition when given: never deletes an object that replaced ours. */
   deleteAnnounce(name: string, uid?: string): Promise<void>;
   listResourceImports(): Promise<ResourceImportList>;
+  /** This member's exports, e.g. `sourceClusterID=east` (a Kubernetes label selector; '' lists all). */
+  listResourceExports(labelSelector: string): Promise<ResourceExportList>;
+  getResourceExport(name: string): Promise<ResourceExport>;
+  createResourceExport(body: ResourceExport): Promise<ResourceExport>;
+  /** PUT; `body.metadata.resourceVersion` makes it conditional (409 Conflict when stale). */
+  replaceResourceExport(body: ResourceExport): Promise<ResourceExport>;
+  /**
+   * With a uid precondition when given. Resolves both when the object is gone and when the
+   * leader's finalizer keeps it (deletionTimestamp set) until the leader has cleaned up.
+   */
+  deleteResourceExport(name: string, uid?: string): Promise<void>;
   /** For informers: the collection path and a watch bound to the same connection pool. */
   readonly resourceImportsPath: string;
   /** Validated: every event object must be a ResourceImport of the leader namespace. */
@@ -68,16 +80,16 @@ export function objectProblem(obj: Record<string, unknown>, resource: ResourceDe
   return undefined;
 }
 
-/** A ResourceImportList of this namespace whose every item is a ResourceImport, with a resourceVersion to watch from. */
-function listProblem(obj: Record<string, unknown>, namespace: string): string | undefined {
-  const wrongKind = kindProblem(obj, `${RESOURCE_IMPORT.kind}List`, RESOURCE_IMPORT.apiVersion);
+/** A `<Kind>List` of this namespace whose every item is a `<Kind>`, with a resourceVersion to watch from. */
+function listProblem(obj: Record<string, unknown>, resource: ResourceDescriptor, namespace: string): string | undefined {
+  const wrongKind = kindProblem(obj, `${resource.kind}List`, resource.apiVersion);
   if (wrongKind !== undefined) return wrongKind;
   if (!isRecord(obj.metadata) || typeof obj.metadata.resourceVersion !== 'string') {
-    return `expected ${RESOURCE_IMPORT.kind}List metadata.resourceVersion, got metadata ${show(obj.metadata)}`;
+    return `expected ${resource.kind}List metadata.resourceVersion, got metadata ${show(obj.metadata)}`;
   }
-  if (!Array.isArray(obj.items)) return `expected ${RESOURCE_IMPORT.kind}List items to be an array, got ${show(obj.items)}`;
+  if (!Array.isArray(obj.items)) return `expected ${resource.kind}List items to be an array, got ${show(obj.items)}`;
   for (const [index, item] of (obj.items as unknown[]).entries()) {
-    const problem = isRecord(item) ? objectProblem(item, RESOURCE_IMPORT, namespace) : `expected an object, got ${show(item)}`;
+    const problem = isRecord(item) ? objectProblem(item, resource, namespace) : `expected an object, got ${show(item)}`;
     if (problem !== undefined) return `items[${String(index)}]: ${problem}`;
   }
   return undefined;
@@ -92,10 +104,25 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
   const announces = collection(MEMBER_CLUSTER_ANNOUNCE);
   const announcePath = (name: string): string => `${announces}/${encodeURIComponent(name)}`;
   const announce = (name: string): Expectation => (obj) => objectProblem(obj, MEMBER_CLUSTER_ANNOUNCE, namespace, name);
-  const nameOf = (body: MemberClusterAnnounce): string => {
+  const nameOf = (body: MemberClusterAnnounce | ResourceExport, kind: string = MEMBER_CLUSTER_ANNOUNCE.kind): string => {
     const name = body.metadata?.name;
-    if (name === undefined || name === '') throw new TypeError('a MemberClusterAnnounce needs metadata.name');
+    if (name === undefined || name === '') throw new TypeError(`a ${kind} needs metadata.name`);
     return name;
+  };
+  const exports = collection(RESOURCE_EXPORT);
+  const exportPath = (name: string): string => `${exports}/${encodeURIComponent(name)}`;
+  const resourceExport = (name: string): Expectation => (obj) => objectProblem(obj, RESOURCE_EXPORT, namespace, name);
+  // 200 with a Status when the object is gone at once; 200/202 with the object itself when
+  // finalizers keep it until they are removed.
+  const deleteObject = async (resource: ResourceDescriptor, path: string, name: string, uid: string | undefined): Promise<void> => {
+    const options = uid === undefined ? undefined : { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } };
+    await client.request('DELETE', path, {
+      ...(options !== undefined && { body: options }),
+      expect: (obj) => {
+        if (obj.kind === 'Status') return obj.status === 'Success' ? undefined : `expected a Status with status "Success", got status ${show(obj.status)}`;
+        return objectProblem(obj, resource, namespace, name);
+      },
+    });
   };
   // Bookmarks carry only metadata.resourceVersion, so only their kind is checked.
   const importEvent: Expectation = (obj, type) => (type === 'BOOKMARK'
@@ -114,22 +141,26 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
       const name = nameOf(body);
       return client.request<MemberClusterAnnounce>('PUT', announcePath(name), { body, expect: announce(name) });
     },
-    async deleteAnnounce(name, uid) {
-      const options = uid === undefined ? undefined : { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } };
-      // 200 with a Status when the object is gone at once; 200/202 with the object itself when
-      // finalizers (the leader's) keep it until they are removed.
-      await client.request('DELETE', announcePath(name), {
-        ...(options !== undefined && { body: options }),
-        expect: (obj) => {
-          if (obj.kind === 'Status') return obj.status === 'Success' ? undefined : `expected a Status with status "Success", got status ${show(obj.status)}`;
-          return objectProblem(obj, MEMBER_CLUSTER_ANNOUNCE, namespace, name);
-        },
-      });
-    },
+    deleteAnnounce: (name, uid) => deleteObject(MEMBER_CLUSTER_ANNOUNCE, announcePath(name), name, uid),
     listResourceImports: () => client.request<ResourceImportList>('GET', collection(RESOURCE_IMPORT), {
       timeoutMs: Math.max(requestTimeoutMs, LIST_TIMEOUT_MS),
-      expect: (obj) => listProblem(obj, namespace),
+      expect: (obj) => listProblem(obj, RESOURCE_IMPORT, namespace),
     }),
+    listResourceExports: (labelSelector) => client.request<ResourceExportList>('GET', exports, {
+      ...(labelSelector !== '' && { query: { labelSelector } }),
+      timeoutMs: Math.max(requestTimeoutMs, LIST_TIMEOUT_MS),
+      expect: (obj) => listProblem(obj, RESOURCE_EXPORT, namespace),
+    }),
+    getResourceExport: (name) => client.request<ResourceExport>('GET', exportPath(name), { expect: resourceExport(name) }),
+    createResourceExport: async (body) => {
+      const name = nameOf(body, RESOURCE_EXPORT.kind);
+      return client.request<ResourceExport>('POST', exports, { body, expect: resourceExport(name) });
+    },
+    replaceResourceExport: async (body) => {
+      const name = nameOf(body, RESOURCE_EXPORT.kind);
+      return client.request<ResourceExport>('PUT', exportPath(name), { body, expect: resourceExport(name) });
+    },
+    deleteResourceExport: (name, uid) => deleteObject(RESOURCE_EXPORT, exportPath(name), name, uid),
     async servesMulticlusterGroup() {
       const list = await client.request<{ groups?: { name?: string; versions?: { version?: string }[] }[] }>('GET', '/apis', {
         expect: (obj) => kindProblem(obj, 'APIGroupList', 'v1') ?? (Array.isArray(obj.groups) ? undefined : 'expected a list of groups'),

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { MemberClusterAnnounce } from '../../src/api/types.js';
+import type { MemberClusterAnnounce, ResourceExport } from '../../src/api/types.js';
 import { createLeaderApi, type LeaderApi } from '../../src/commonarea/leader-api.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
@@ -16,6 +16,8 @@ const NAME = 'member-announce-from-east';
 const GV = 'multicluster.crd.antrea.io/v1alpha1';
 const MCAS = `/prefix/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${NS}/memberclusterannounces`;
 const RIS = `/prefix/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${NS}/resourceimports`;
+const RES = `/prefix/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${NS}/resourceexports`;
+const RE_NAME = 'east-default-nginx-service';
 
 interface Seen { method: string; url: string; body: string }
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -213,5 +215,116 @@ describe('LeaderApi ResourceImports', () => {
     await other.getAnnounce(NAME);
     other.close();
     await within(closed.promise);
+  });
+});
+
+function re(name = RE_NAME, overrides: { kind?: string; namespace?: string; deletionTimestamp?: string } = {}): object {
+  return {
+    apiVersion: GV, kind: overrides.kind ?? 'ResourceExport',
+    metadata: {
+      name, namespace: overrides.namespace ?? NS, uid: 'u2', resourceVersion: '11', finalizers: ['resourceexport.antrea.io/finalizer'],
+      ...(overrides.deletionTimestamp !== undefined && { deletionTimestamp: overrides.deletionTimestamp }),
+    },
+    spec: { clusterID: 'east', name: 'nginx', namespace: 'default', kind: 'Service' },
+  };
+}
+
+const reBody: ResourceExport = {
+  apiVersion: GV, kind: 'ResourceExport',
+  metadata: { name: RE_NAME, namespace: NS, labels: { sourceClusterID: 'east', sourceKind: 'Service' }, finalizers: ['resourceexport.antrea.io/finalizer'] },
+  spec: { clusterID: 'east', name: 'nginx', namespace: 'default', kind: 'Service', service: { serviceSpec: { ports: [{ port: 80, protocol: 'TCP' }] } } },
+};
+
+describe('LeaderApi ResourceExports', () => {
+  it('lists with a label selector and validates the ResourceExportList', async () => {
+    routes.set(`GET ${RES}`, (_q, res) => { send(res, 200, list([re('a'), re('b')], { resourceVersion: '12' }, 'ResourceExportList')); });
+    const result = await api.listResourceExports('sourceClusterID=east,sourceKind in (Service,Endpoints)');
+    assert.deepEqual(result.items.map((i) => i.metadata?.name), ['a', 'b']);
+    const query = new URL(seen[0]?.url ?? '', 'https://x').searchParams;
+    assert.equal(query.get('labelSelector'), 'sourceClusterID=east,sourceKind in (Service,Endpoints)');
+    await api.listResourceExports('');
+    assert.equal(seen[1]?.url, RES, 'no labelSelector parameter for an empty selector');
+  });
+
+  const invalid: [string, unknown, RegExp][] = [
+    ['a ResourceImportList', list([], { resourceVersion: '1' }), /expected kind ResourceExportList/],
+    ['an item of another kind', list([re('a'), re('b', { kind: 'ResourceImport' })], { resourceVersion: '1' }, 'ResourceExportList'), /items\[1\]: expected kind ResourceExport /],
+    ['an item of another namespace', list([re('a', { namespace: 'x' })], { resourceVersion: '1' }, 'ResourceExportList'), /items\[0\]: expected namespace/],
+    ['no resourceVersion', list([], {}, 'ResourceExportList'), /ResourceExportList metadata\.resourceVersion/],
+  ];
+  for (const [what, answer, message] of invalid) {
+    it(`rejects a list answer with ${what} (it must never look like "no exports")`, async () => {
+      routes.set(`GET ${RES}`, (_q, res) => { send(res, 200, answer); });
+      const err = await failure(api.listResourceExports('sourceClusterID=east'));
+      assert.ok(err instanceof UnexpectedResponseError);
+      assert.match(err.message, message);
+    });
+  }
+
+  it('get/create/replace accept a ResourceExport of the requested name in the leader namespace', async () => {
+    routes.set(`GET ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, re()); });
+    routes.set(`POST ${RES}`, (_q, res) => { send(res, 201, re()); });
+    routes.set(`PUT ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, re()); });
+    assert.equal((await api.getResourceExport(RE_NAME)).spec?.clusterID, 'east');
+    assert.equal((await api.createResourceExport(reBody)).metadata?.uid, 'u2');
+    assert.equal((await api.replaceResourceExport({ ...reBody, metadata: { ...reBody.metadata, resourceVersion: '10' } })).metadata?.resourceVersion, '11');
+    assert.deepEqual(seen.map((s) => `${s.method} ${s.url}`), [`GET ${RES}/${RE_NAME}`, `POST ${RES}`, `PUT ${RES}/${RE_NAME}`]);
+    assert.deepEqual(JSON.parse(seen[1]?.body ?? ''), reBody);
+    assert.equal((JSON.parse(seen[2]?.body ?? '') as ResourceExport).metadata?.resourceVersion, '10');
+  });
+
+  it('rejects answers of another name, kind or namespace, and HTML', async () => {
+    const answers: [unknown, string, RegExp][] = [
+      [re('east-default-other-service'), 'application/json', /expected ResourceExport "east-default-nginx-service", got "east-default-other-service"/],
+      [re(RE_NAME, { kind: 'ResourceImport' }), 'application/json', /expected kind ResourceExport \(multicluster\.crd\.antrea\.io\/v1alpha1\), got kind "ResourceImport"/],
+      [re(RE_NAME, { namespace: 'elsewhere' }), 'application/json', /expected namespace "antrea-multicluster"/],
+      ['<html>maintenance</html>', 'text/html', /expected application\/json/],
+    ];
+    for (const [answer, type, message] of answers) {
+      routes.set(`GET ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, answer, type); });
+      routes.set(`POST ${RES}`, (_q, res) => { send(res, 201, answer, type); });
+      routes.set(`PUT ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, answer, type); });
+      for (const call of [api.getResourceExport(RE_NAME), api.createResourceExport(reBody), api.replaceResourceExport(reBody)]) {
+        const err = await failure(call);
+        assert.ok(err instanceof UnexpectedResponseError, String(err));
+        assert.match(err.message, message);
+      }
+    }
+  });
+
+  it('refuses to send a ResourceExport without a name', async () => {
+    await assert.rejects(api.createResourceExport({ ...reBody, metadata: {} }), /a ResourceExport needs metadata\.name/);
+    await assert.rejects(api.replaceResourceExport({ ...reBody, metadata: { name: '' } }), TypeError);
+    assert.equal(seen.length, 0);
+  });
+
+  it('passes Kubernetes errors (NotFound, AlreadyExists, Conflict) through as ApiErrors', async () => {
+    const status = (code: number, reason: string): object => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message: reason, code });
+    routes.set(`GET ${RES}/${RE_NAME}`, (_q, res) => { send(res, 404, status(404, 'NotFound')); });
+    routes.set(`POST ${RES}`, (_q, res) => { send(res, 409, status(409, 'AlreadyExists')); });
+    routes.set(`PUT ${RES}/${RE_NAME}`, (_q, res) => { send(res, 409, status(409, 'Conflict')); });
+    const notFound = await failure(api.getResourceExport(RE_NAME));
+    assert.ok(notFound instanceof ApiError && isNotFound(notFound));
+    for (const [call, reason] of [[api.createResourceExport(reBody), 'AlreadyExists'], [api.replaceResourceExport(reBody), 'Conflict']] as const) {
+      const err = await failure(call);
+      assert.ok(err instanceof ApiError && err.statusCode === 409, String(err));
+      assert.match(err.message, new RegExp(reason));
+    }
+  });
+
+  it('deletes with a uid precondition, accepting a Success Status or the object its finalizer keeps', async () => {
+    routes.set(`DELETE ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: RE_NAME } }); });
+    await api.deleteResourceExport(RE_NAME, 'u2');
+    assert.deepEqual(JSON.parse(seen[0]?.body ?? ''), { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: 'u2' } });
+    routes.set(`DELETE ${RES}/${RE_NAME}`, (_q, res) => { send(res, 202, re(RE_NAME, { deletionTimestamp: '2026-01-01T00:00:00Z' })); });
+    await api.deleteResourceExport(RE_NAME);
+    assert.equal(seen[1]?.body, '', 'no body without a uid');
+  });
+
+  it('rejects a delete answered with anything else', async () => {
+    for (const answer of [{ kind: 'Status', apiVersion: 'v1', status: 'Failure' }, re('other'), mca({ name: RE_NAME })]) {
+      routes.set(`DELETE ${RES}/${RE_NAME}`, (_q, res) => { send(res, 200, answer); });
+      assert.ok(await failure(api.deleteResourceExport(RE_NAME)) instanceof UnexpectedResponseError);
+    }
   });
 });

@@ -1,8 +1,10 @@
 // An in-memory leader namespace behind the LeaderApi interface: bumps resourceVersion on
 // every write, answers 409 to a stale one or to a failed uid precondition, 404/409
 // AlreadyExists like the apiserver, and counts requests so tests can assert the cost of a beat.
+// ResourceExports live in `resourceExports`; a delete removes one at once (finalizers are
+// not simulated) and is recorded in `exportDeletes`.
 import { ApiException } from '@kubernetes/client-node';
-import type { MemberClusterAnnounce, ResourceImportList } from '../../../src/api/types.js';
+import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/api/types.js';
 import type { LeaderApi } from '../../../src/commonarea/leader-api.js';
 import type { WatchLike } from '../../../src/kube/informer.js';
 
@@ -16,6 +18,11 @@ export class FakeLeader implements LeaderApi {
   readonly resourceImportsPath = '/apis/x';
   readonly watch = undefined as unknown as WatchLike;
   readonly announces = new Map<string, MemberClusterAnnounce>();
+  readonly resourceExports = new Map<string, ResourceExport>();
+  /** Every ResourceExport delete, with the uid precondition it carried. */
+  readonly exportDeletes: { name: string; uid: string | undefined }[] = [];
+  /** Set to alter what ResourceExport get/create/update/list answer. */
+  rewriteExportAnswers: ((re: ResourceExport) => ResourceExport) | undefined;
   readonly calls: string[] = [];
   /** Every delete, with the uid precondition it carried. */
   readonly deletes: { name: string; uid: string | undefined }[] = [];
@@ -108,8 +115,112 @@ export class FakeLeader implements LeaderApi {
     return Promise.resolve(this.discovery === 'served');
   }
 
+  // --- ResourceExports -------------------------------------------------------------------
+
+  private storeExport(obj: ResourceExport): ResourceExport {
+    this.rv += 1;
+    const name = obj.metadata?.name ?? '';
+    const existing = this.resourceExports.get(name)?.metadata;
+    const uid = existing?.uid ?? `uid-${String((this.uids += 1))}`;
+    const creationTimestamp = existing?.creationTimestamp ?? ('2026-01-01T00:00:00Z' as unknown as Date);
+    const stored = structuredClone({
+      ...obj,
+      metadata: { ...obj.metadata, namespace: this.namespace, uid, resourceVersion: String(this.rv), creationTimestamp },
+    });
+    this.resourceExports.set(name, stored);
+    return this.exportAnswer(stored);
+  }
+
+  private exportAnswer(re: ResourceExport): ResourceExport {
+    const copy = structuredClone(re);
+    return this.rewriteExportAnswers ? this.rewriteExportAnswers(copy) : copy;
+  }
+
+  private exportNotFound(name: string): ApiException<string> {
+    return apiError(404, 'NotFound', `resourceexports.multicluster.crd.antrea.io "${name}" not found`, { name, group: 'multicluster.crd.antrea.io', kind: 'resourceexports' });
+  }
+
+  /** A write by someone else, e.g. the leader's controller writing status or adding a label. */
+  touchExportAsLeader(name: string, change: (re: ResourceExport) => ResourceExport): void {
+    const current = this.resourceExports.get(name);
+    if (!current) throw new Error(`no resourceexport ${name}`);
+    this.storeExport(change(structuredClone(current)));
+  }
+
+  listResourceExports(labelSelector: string): Promise<ResourceExportList> {
+    this.check(`list re ${labelSelector}`);
+    const matches = selectorMatcher(labelSelector);
+    const items = [...this.resourceExports.values()]
+      .filter((re) => matches(re.metadata?.labels ?? {}))
+      .sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1))
+      .map((re) => this.exportAnswer(re));
+    return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceExportList', metadata: { resourceVersion: String(this.rv) }, items });
+  }
+
+  getResourceExport(name: string): Promise<ResourceExport> {
+    this.check(`get re ${name}`);
+    const found = this.resourceExports.get(name);
+    if (!found) return Promise.reject(this.exportNotFound(name));
+    return Promise.resolve(this.exportAnswer(found));
+  }
+
+  createResourceExport(body: ResourceExport): Promise<ResourceExport> {
+    const name = body.metadata?.name ?? '';
+    this.check(`create re ${name}`);
+    if (this.resourceExports.has(name)) {
+      return Promise.reject(apiError(409, 'AlreadyExists', `resourceexports.multicluster.crd.antrea.io "${name}" already exists`, { name, group: 'multicluster.crd.antrea.io', kind: 'resourceexports' }));
+    }
+    if (body.metadata?.resourceVersion !== undefined && body.metadata.resourceVersion !== '') {
+      return Promise.reject(apiError(500, 'InternalError', 'resourceVersion should not be set on objects to be created'));
+    }
+    return Promise.resolve(this.storeExport(body));
+  }
+
+  replaceResourceExport(body: ResourceExport): Promise<ResourceExport> {
+    const name = body.metadata?.name ?? '';
+    this.check(`update re ${name}`);
+    const current = this.resourceExports.get(name);
+    if (!current) return Promise.reject(this.exportNotFound(name));
+    const rv = body.metadata?.resourceVersion;
+    // Like the apiserver: an update without a resourceVersion is unconditional.
+    if (rv !== undefined && rv !== '' && rv !== current.metadata?.resourceVersion) {
+      return Promise.reject(apiError(409, 'Conflict', `Operation cannot be fulfilled on resourceexports.multicluster.crd.antrea.io "${name}": the object has been modified; please apply your changes to the latest version and try again`));
+    }
+    // status is a subresource: a PUT of the object keeps the stored status.
+    const next: ResourceExport = { ...body };
+    delete next.status;
+    if (current.status !== undefined) next.status = current.status;
+    return Promise.resolve(this.storeExport(next));
+  }
+
+  deleteResourceExport(name: string, uid?: string): Promise<void> {
+    this.check(`delete re ${name}`);
+    this.exportDeletes.push({ name, uid });
+    const current = this.resourceExports.get(name);
+    if (!current) return Promise.reject(this.exportNotFound(name));
+    if (uid !== undefined && uid !== current.metadata?.uid) {
+      return Promise.reject(apiError(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid ?? ''}`));
+    }
+    this.resourceExports.delete(name);
+    return Promise.resolve();
+  }
+
   listResourceImports(): Promise<ResourceImportList> {
     this.check('list resourceimports');
     return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.rv) }, items: [] });
   }
+}
+
+/** Equality-based label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, comma-separated (all must hold). */
+export function selectorMatcher(selector: string): (labels: Readonly<Record<string, string>>) => boolean {
+  const terms = selector.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const tests = terms.map((term): ((labels: Readonly<Record<string, string>>) => boolean) => {
+    const ne = /^([^!=]+)!=(.*)$/.exec(term);
+    if (ne) return (labels) => labels[(ne[1] ?? '').trim()] !== (ne[2] ?? '').trim();
+    const eq = /^([^!=]+)==?(.*)$/.exec(term);
+    if (eq) return (labels) => labels[(eq[1] ?? '').trim()] === (eq[2] ?? '').trim();
+    if (term.startsWith('!')) return (labels) => labels[term.slice(1).trim()] === undefined;
+    return (labels) => labels[term] !== undefined;
+  });
+  return (labels) => tests.every((t) => t(labels));
 }
