@@ -6,6 +6,7 @@ import { ClusterSetController } from './clusterset/controller.js';
 import { heartbeatCron, type AgentConfig } from './config/config.js';
 import { createEventRecorder, type BufferedEventRecorder } from './events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
+import { ExportManager } from './exporter/manager.js';
 import { ImportManager } from './importer/manager.js';
 import type { AgentMetrics } from './metrics/metrics.js';
 
@@ -14,6 +15,7 @@ const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 export interface Agent {
   readonly controller: ClusterSetController;
   readonly imports: ImportManager;
+  readonly exports: ExportManager;
   /** Events on ClusterSets, correlated and rate-limited; `flush()` waits until they are sent. */
   readonly events: BufferedEventRecorder;
   /** Caches synced: what /readyz reports. */
@@ -59,6 +61,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     onOutcome: (name, kind, outcome) => metrics?.recordImport(name, kind, outcome),
     onRejection: (name, rule) => metrics?.recordRejection(name, rule),
   });
+  const exports = new ExportManager({ kubeConfig, agentNamespace: config.namespace, policy: config.exports, events, logger });
   controller = new ClusterSetController({
     kubeConfig,
     namespace: config.namespace,
@@ -70,6 +73,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     logger,
     events,
     importers: imports,
+    exporters: exports,
     onAreaEvent: (name, target, event) => {
       if (event.type === 'beat') metrics?.observeBeat(name, target.leaderClusterID, event.seconds, event.ok, event.reason);
       else if (event.type === 'conditions') metrics?.setConnected(name, target.leaderClusterID, event.status.ready.status === 'True');
@@ -77,16 +81,19 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     onClusterSetGone: (name) => metrics?.forget(name),
   });
   await imports.start();
+  await exports.start();
   await controller.start();
   const started = controller;
   return {
     controller: started,
     imports,
+    exports,
     events,
-    ready: () => started.synced && imports.synced,
+    ready: () => started.synced && imports.synced && exports.synced,
     async stop() {
       await started.stop();
       await imports.stop();
+      await exports.stop();
       // Events said during the stop (e.g. the last disconnection) are worth a short wait, not a hung exit.
       await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, EVENT_FLUSH_TIMEOUT_MS).unref())]);
       await events.stop();

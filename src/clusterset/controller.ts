@@ -10,7 +10,7 @@ import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../api/types.j
 import { credentialsFromSecret } from '../commonarea/credentials.js';
 import type { AreaEvent } from '../commonarea/area-events.js';
 import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';
-import { RemoteCommonArea, type AreaLogger, type ImportLink, type LeaderStatus } from '../commonarea/remote-common-area.js';
+import { RemoteCommonArea, type AreaLogger, type LeaderLink, type LeaderStatus } from '../commonarea/remote-common-area.js';
 import { failure, FailureReason } from '../conditions/reasons.js';
 import { ResilientInformer } from '../kube/informer.js';
 import { describeError, httpStatus, isConflict } from '../kube/errors.js';
@@ -29,10 +29,14 @@ export interface ControllerLogger extends AreaLogger {
   child(fields: Record<string, unknown>): ControllerLogger;
 }
 
-/** Creates, counts and forgets the importer of each ClusterSet; the area drives it. */
-export interface ImporterFactory {
-  create(clusterSet: string, target: LeaderTarget): ImportLink;
+/** Creates and forgets the importer or exporter of each ClusterSet; the area drives it. */
+export interface LinkFactory {
+  create(clusterSet: string, target: LeaderTarget): LeaderLink;
   release(clusterSet: string): void;
+}
+
+/** The importers also count what they imported, for the ClusterSet status. */
+export interface ImporterFactory extends LinkFactory {
   counts(clusterSet: string): ComputedStatus['imports'];
 }
 
@@ -48,6 +52,7 @@ export interface ClusterSetControllerOptions {
   readonly leaveTimeoutMs?: number;
   readonly logger: ControllerLogger;
   readonly importers?: ImporterFactory;
+  readonly exporters?: LinkFactory;
   /** Every event of every area, e.g. for metrics. */
   readonly onAreaEvent?: (clusterSet: string, target: LeaderTarget, event: AreaEvent) => void;
   /** A ClusterSet is gone for good (left, or its leader changed). */
@@ -255,6 +260,7 @@ export class ClusterSetController {
     const isLeader = previous?.conditions?.find((c) => c.type === 'IsLeader');
     const createApi = this.options.createApi ?? ((creds, ns) => createLeaderApi(creds, ns, this.options.requestTimeoutMs));
     const importer = this.options.importers?.create(name, target);
+    const exporter = this.options.exporters?.create(name, target);
     const area = new RemoteCommonArea({
       identity: { clusterID: target.localClusterID, clusterSetID: target.clusterSetID, leaderClusterID: target.leaderClusterID },
       leaderNamespace: target.leaderNamespace,
@@ -265,6 +271,7 @@ export class ClusterSetController {
       createApi,
       logger: log.child({ leader: target.leaderClusterID, leaderNamespace: target.leaderNamespace }),
       ...(importer ? { importer } : {}),
+      ...(exporter ? { exporter } : {}),
       // Carry conditions over a restart, so their transition times (and Ready) do not reset.
       initial: {
         ...(ready?.status && ready.lastTransitionTime ? { ready: { ...ready, type: 'Ready', status: ready.status, lastTransitionTime: ready.lastTransitionTime } } : {}),
@@ -311,6 +318,7 @@ export class ClusterSetController {
     managed.area.close();
     this.areas.delete(name);
     this.options.importers?.release(name);
+    this.options.exporters?.release(name);
     if (leave) this.options.onClusterSetGone?.(name);
   }
 

@@ -3,7 +3,7 @@
 // Before this, the controller, the area and the importer were wired with callbacks that
 // handed the leader client around; the importer kept its own copy after the area had
 // dropped its own, and went on importing from a leader the area no longer trusted. Now the
-// area drives its importer itself (see ImportLink) and everyone else only observes.
+// area drives its importer and exporter itself (see LeaderLink) and everyone else only observes.
 
 import type { LeaderStatus } from './remote-common-area.js';
 

@@ -43,15 +43,18 @@ export interface LeaderStatus extends LeaderConditionsSnapshot {
   readonly leaderClusterID: string;
 }
 
-/** The area's side of its importer: what it needs to drive it. */
-export interface ImportLink {
-  /** The leader is connected and trusted: watch with this client (a no-op when already doing so). */
+/**
+ * The area's side of its importer and its exporter: what it needs to drive them. Both move
+ * data across the trust boundary, so both follow the area's trust in the leader.
+ */
+export interface LeaderLink {
+  /** The leader is connected and trusted: work with this client (a no-op when already doing so). */
   resume(api: LeaderApi): void;
-  /** Apply nothing more from the leader; what was imported follows the lost-leader retention. */
+  /** Exchange nothing more with the leader (imports follow the lost-leader retention). */
   pause(why: string): void;
-  /** Stops watching; what was imported stays (a restart is not a leave). */
+  /** Stops; what was imported or exported stays (a restart is not a leave). */
   stop(): Promise<void>;
-  /** Stops and removes everything imported. */
+  /** Stops and removes what it brought: the importer its local objects, the exporter its ResourceExports on the leader. */
   leave(): Promise<void>;
 }
 
@@ -73,7 +76,9 @@ export interface RemoteCommonAreaOptions {
   readonly failureThreshold: number;
   readonly createApi: (credentials: LeaderCredentials, namespace: string) => LeaderApi;
   readonly logger: AreaLogger;
-  readonly importer?: ImportLink;
+  readonly importer?: LeaderLink;
+  /** Publishes this member's exports to the leader; withdrawn (leave) before the announce is deleted. */
+  readonly exporter?: LeaderLink;
   readonly initial?: ConstructorParameters<typeof LeaderConditions>[0]['initial'];
   readonly now?: () => Date;
   readonly random?: () => number;
@@ -164,7 +169,7 @@ export class RemoteCommonArea {
     this.stopped = true;
     this.importsActive = false;
     await this.heartbeat.stop();
-    await this.options.importer?.stop();
+    await Promise.all(this.links().map((link) => link.stop()));
   }
 
   /**
@@ -178,6 +183,8 @@ export class RemoteCommonArea {
       return 'never-joined';
     }
     if (!this.api) throw new Error(`cannot delete the announce on leader ${this.leaderClusterID}: ${this.configProblem?.message ?? 'no credentials'}`);
+    // Our exports first, in our own words; a leader also drops them once the announce is gone.
+    await this.options.exporter?.leave();
     try {
       const result = await this.writer.leave(this.api);
       if (result === 'owned-elsewhere') this.options.logger.warn('the announce on the leader belongs to another ClusterSet: left in place', { announce: this.writer.name });
@@ -305,11 +312,15 @@ export class RemoteCommonArea {
     if (change()) this.events.emit({ type: 'conditions', status: this.getStatus(), previousReady });
   }
 
+  private links(): LeaderLink[] {
+    return [this.options.importer, this.options.exporter].filter((link): link is LeaderLink => link !== undefined);
+  }
+
   private pauseImports(why: Failure): void {
-    const importer = this.options.importer;
-    if (!importer) return;
+    const links = this.links();
+    if (links.length === 0) return;
     // Always passed on: a fresh importer (an agent restarted during an outage) must start its retention countdown.
-    importer.pause(`${why.reason}: ${why.message}`);
+    for (const link of links) link.pause(`${why.reason}: ${why.message}`);
     if (!this.importsActive) return;
     this.importsActive = false;
     const lost: TrustLost = { reason: why.reason, message: why.message };
@@ -318,9 +329,9 @@ export class RemoteCommonArea {
   }
 
   private resumeImports(api: LeaderApi): void {
-    const importer = this.options.importer;
-    if (!importer) return;
-    importer.resume(api);
+    const links = this.links();
+    if (links.length === 0) return;
+    for (const link of links) link.resume(api);
     if (this.importsActive) return;
     this.importsActive = true;
     this.events.emit({ type: 'imports', state: 'resumed' });

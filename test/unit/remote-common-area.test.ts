@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { AreaEvent } from '../../src/commonarea/area-events.js';
 import type { LeaderApi } from '../../src/commonarea/leader-api.js';
-import { RemoteCommonArea, type ImportLink } from '../../src/commonarea/remote-common-area.js';
+import { RemoteCommonArea, type LeaderLink } from '../../src/commonarea/remote-common-area.js';
 import type { LeaderCredentials } from '../../src/commonarea/credentials.js';
 import { failure, FailureReason } from '../../src/conditions/reasons.js';
 import { UnexpectedResponseError } from '../../src/kube/rest-client.js';
@@ -15,7 +15,7 @@ const credentials: LeaderCredentials = { server: 'https://leader.example:6443', 
 // A schedule that never fires during a test: beats are driven with beatNow().
 const NEVER = '0 0 0 1 1 *';
 
-class RecordingImporter implements ImportLink {
+class RecordingImporter implements LeaderLink {
   readonly calls: string[] = [];
   resume(api: LeaderApi): void { this.calls.push(`resume ${api.server}`); }
   pause(why: string): void { this.calls.push(`pause ${why.split(':')[0] ?? ''}`); }

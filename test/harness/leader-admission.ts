@@ -1,0 +1,69 @@
+// The chart's leader-side ResourceExport admission policy (templates/leader-admission.yaml),
+// installed on a test leader the way an operator would: `helm template` in mode=leader,
+// applied with kubectl, plus the ConfigMap that maps member ServiceAccounts to cluster IDs.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { RESOURCE_EXPORT } from '../../src/api/types.js';
+import { apiStatus, httpStatus } from '../../src/kube/errors.js';
+import { k8sBins, repoRoot } from './bins.js';
+import { LEADER_NS } from './clusterset.js';
+import type { ControlPlane } from './control-plane.js';
+import { kubectl, tokenConfig } from './kube.js';
+import { waitFor } from './wait.js';
+
+const execFileAsync = promisify(execFile);
+
+export const CHART = path.join(repoRoot, 'charts', 'clusterset-agent');
+export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
+
+/** `helm template` with a throwaway helm home, so nothing is read from or left in the user's. */
+export async function helmTemplate(args: readonly string[]): Promise<string> {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'csa-helm-'));
+  try {
+    const { stdout } = await execFileAsync(k8sBins().helm, ['template', ...args], {
+      encoding: 'utf8', timeout: 120_000,
+      env: { ...process.env, HELM_CACHE_HOME: path.join(home, 'cache'), HELM_CONFIG_HOME: path.join(home, 'config'), HELM_DATA_HOME: path.join(home, 'data') },
+    });
+    return stdout;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Applies the policy and its binding, writes the ServiceAccount → cluster ID map, and waits
+ * until the policy is in force: a dry-run export by `probe` (a member token) in another
+ * cluster's name is denied.
+ */
+export async function installLeaderAdmission(leader: ControlPlane, members: Readonly<Record<string, string>>, probe: { token: string; clusterID: string }): Promise<void> {
+  const rendered = await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--show-only', 'templates/leader-admission.yaml']);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-admission-'));
+  try {
+    writeFileSync(path.join(dir, 'policy.yaml'), rendered);
+    await kubectl(leader, ['apply', '-f', path.join(dir, 'policy.yaml')]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await leader.adminConfig().makeApiClient(CoreV1Api).createNamespacedConfigMap({
+    namespace: LEADER_NS, body: { metadata: { name: MEMBER_IDS_CONFIGMAP }, data: { ...members } },
+  });
+  const api = tokenConfig(leader, probe.token).makeApiClient(CustomObjectsApi);
+  const other = `${probe.clusterID}-not`;
+  const body = {
+    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
+    metadata: { name: `${other}-clusterinfo`, labels: { sourceKind: 'ClusterInfo', sourceClusterID: other }, finalizers: ['resourceexport.antrea.io/finalizer'] },
+    spec: { clusterID: other, name: other, namespace: 'kube-system', kind: 'ClusterInfo', clusterInfo: { clusterID: other } },
+  };
+  await waitFor('the admission policy to be in force', async () => {
+    try {
+      await api.createNamespacedCustomObject({ group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS, body, dryRun: 'All' });
+      return false;
+    } catch (err) {
+      return httpStatus(err) === 403 && /ValidatingAdmissionPolicy/.test(apiStatus(err)?.message ?? '');
+    }
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+}
