@@ -8,7 +8,7 @@
 // ClusterIP. Everything is built deterministically (sorted, deduplicated addresses), so an
 // unchanged source yields an identical spec and the exporter never rewrites an unchanged RE.
 import { isIPv4 } from 'node:net';
-import { isDeepStrictEqual } from 'node:util';
+import { sameCanonical } from '../kube/canonical.js';
 import {
   IMPORTED_SERVICE_ANNOTATION,
   RE_LABEL_SOURCE_CLUSTER_ID,
@@ -257,31 +257,6 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
 // Comparing with and merging into the live ResourceExport
 // ---------------------------------------------------------------------------------------
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Go's `omitempty` and the API server drop null, '' and empty lists/maps, so they are not
- * differences. List positions are kept (an emptied element becomes null).
- */
-function canonical(value: unknown): unknown {
-  if (value === null || value === undefined || value === '') return undefined;
-  if (Array.isArray(value)) {
-    const items = value.map((v) => canonical(v) ?? null);
-    return items.length === 0 ? undefined : items;
-  }
-  if (isRecord(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const c = canonical(v);
-      if (c !== undefined) out[k] = c;
-    }
-    return Object.keys(out).length === 0 ? undefined : out;
-  }
-  return value;
-}
-
 function hasOurFinalizer(finalizers: readonly string[] | undefined): boolean {
   return (finalizers ?? []).some((f) => f === RESOURCE_EXPORT_FINALIZER || f === RESOURCE_EXPORT_LEGACY_FINALIZER);
 }
@@ -297,7 +272,7 @@ export function sameExport(desired: ResourceExport, live: ResourceExport): boole
     if (liveLabels[key] !== value) return false;
   }
   if (hasOurFinalizer(desired.metadata?.finalizers) && !hasOurFinalizer(live.metadata?.finalizers)) return false;
-  return isDeepStrictEqual(canonical(desired.spec), canonical(live.spec));
+  return sameCanonical(desired.spec, live.spec);
 }
 
 /**

@@ -2,6 +2,7 @@
 // a desired object compares with and merges into the live one, so that the apply engine
 // writes only real changes. Pure: nothing here talks to an API server, and nothing here
 // decides whether an import is acceptable (that is policy.ts, the firewall).
+import { canonical, sameCanonical } from '../kube/canonical.js';
 //
 // Fields are copied by name, never wholesale, for the member-side kinds: the member CRDs and
 // core types prune unknown fields, and an unknown field kept in the desired object would make
@@ -343,27 +344,6 @@ export function withServiceImportIPs(body: Record<string, unknown>, ips: readonl
   return out;
 }
 
-/**
- * Go's `omitempty` and the API server drop null, '' and empty lists/maps, so they are not
- * differences. List positions are kept (an emptied element becomes null).
- */
-function canonical(value: unknown): unknown {
-  if (value === null || value === undefined || value === '') return undefined;
-  if (Array.isArray(value)) {
-    const items = value.map((v) => canonical(v) ?? null);
-    return items.length === 0 ? undefined : items;
-  }
-  if (isRecord(value)) {
-    const out: Json = {};
-    for (const [k, v] of Object.entries(value)) {
-      const c = canonical(v);
-      if (c !== undefined) out[k] = c;
-    }
-    return Object.keys(out).length === 0 ? undefined : out;
-  }
-  return value;
-}
-
 /** Every field of `desired` is in `live` with the same value; `live` may have more. */
 function covers(desired: unknown, live: unknown): boolean {
   if (Array.isArray(desired)) {
@@ -458,7 +438,7 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
       // what Antrea's mutating webhook adds and still catches a user editing our fields.
       return covers(canonical(want) ?? {}, canonical(have) ?? {});
     default:
-      return isDeepStrictEqual(canonical(want), canonical(have));
+      return sameCanonical(want, have);
   }
 }
 
