@@ -8,6 +8,7 @@ import { createEventRecorder, type BufferedEventRecorder } from './events/record
 import { createLocalStore } from './importer/local-store.js';
 import { ExportManager } from './exporter/manager.js';
 import { ImportManager } from './importer/manager.js';
+import { assertMemberCredentials, inClusterFiles } from './kube/member-credentials.js';
 import type { AgentMetrics } from './metrics/metrics.js';
 
 const EVENT_FLUSH_TIMEOUT_MS = 2_000;
@@ -23,11 +24,17 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
-export function memberKubeConfig(config: AgentConfig): KubeConfig {
+/**
+ * The member cluster's KubeConfig. Missing or empty credential files are a {@link ConfigError}
+ * here, not anonymous requests retried forever. `serviceAccountPathPrefix` is client-node's
+ * `loadFromCluster` prefix (tests).
+ */
+export function memberKubeConfig(config: AgentConfig, serviceAccountPathPrefix = ''): KubeConfig {
+  assertMemberCredentials(config.kubeconfig, inClusterFiles(serviceAccountPathPrefix));
   const kc = new KubeConfig();
   // Never loadFromDefault: it silently falls back to http://localhost:8080 when nothing is configured.
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
-  else kc.loadFromCluster();
+  else kc.loadFromCluster(serviceAccountPathPrefix);
   return kc;
 }
 

@@ -2,6 +2,7 @@
 // clusterset-agent command line. `run` starts the agent; configuration errors exit 2 with
 // every problem listed, before anything touches a cluster.
 import { ConfigError, describeConfig, loadConfig } from '../config/config.js';
+import { assertMemberCredentials } from '../kube/member-credentials.js';
 import { createLogger, errorFields } from '../log/logger.js';
 import { runAgentProcess } from '../runner.js';
 import { runLeaderCommand } from '../leader/member-token.js';
@@ -18,6 +19,8 @@ async function run(argv: readonly string[]): Promise<number> {
   let config;
   try {
     config = loadConfig({ argv, env: process.env });
+    // Missing credentials are configuration too: say which file, instead of 403s for system:anonymous.
+    assertMemberCredentials(config.kubeconfig);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n\n${USAGE}`);

@@ -51,6 +51,13 @@ describe('clusterset-agent CLI', () => {
     assert.match(cli.output.stderr, /heartbeat\.failureThreshold/);
   });
 
+  it('names a missing kubeconfig and exits 2 instead of retrying anonymously', async () => {
+    const missing = path.join(repoRoot, 'no-such-kubeconfig');
+    const cli = runCli(['run', '--kubeconfig', missing, '--namespace', AGENT_NS, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0']);
+    assert.equal(await cli.exited, 2);
+    assert.ok(cli.output.stderr.includes(`kubeconfig ${missing} does not exist`), cli.output.stderr);
+  });
+
   it('refuses to run with TLS verification switched off', async () => {
     const cli = runCli(['run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '0'],
       { NODE_TLS_REJECT_UNAUTHORIZED: '0' });
