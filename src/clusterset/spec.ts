@@ -1,4 +1,5 @@
 // Validation of a ClusterSet spec, and the identity of the leader it names. Pure.
+import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import type { ClusterSet } from '../api/types.js';
 
 export interface LeaderTarget {
@@ -13,10 +14,6 @@ export interface LeaderTarget {
 
 export type SpecResult = { readonly ok: true; readonly target: LeaderTarget } | { readonly ok: false; readonly reason: 'InvalidSpec'; readonly message: string };
 
-// Cluster IDs end up in object names on the leader (member-announce-from-<id>).
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export function leaderTarget(clusterSet: ClusterSet): SpecResult {
   const problems: string[] = [];
   const spec = clusterSet.spec;
@@ -24,8 +21,9 @@ export function leaderTarget(clusterSet: ClusterSet): SpecResult {
   const leaders = spec?.leaders ?? [];
   const leader = leaders[0];
   const leaderNamespace = spec?.namespace ?? '';
+  // Cluster IDs end up in object names on the leader (member-announce-from-<id>).
   if (!localClusterID) problems.push('spec.clusterID is empty: set it to this member cluster\'s ID');
-  else if (!DNS_SUBDOMAIN.test(localClusterID) || localClusterID.length > 253) problems.push(`spec.clusterID ${JSON.stringify(localClusterID)} must be a lower-case DNS subdomain`);
+  else if (!isDnsSubdomain(localClusterID)) problems.push(`spec.clusterID ${JSON.stringify(localClusterID)} must be a lower-case DNS subdomain`);
   if (leaders.length !== 1) problems.push(`spec.leaders must list exactly one leader, found ${String(leaders.length)}`);
   if (leader) {
     if (!leader.clusterID) problems.push('spec.leaders[0].clusterID is empty: set it to the leader cluster\'s ID');
@@ -33,7 +31,7 @@ export function leaderTarget(clusterSet: ClusterSet): SpecResult {
     if (!leader.secret) problems.push('spec.leaders[0].secret is empty: name the Secret holding ca.crt and token');
   }
   if (!leaderNamespace) problems.push('spec.namespace is empty: set it to the leader namespace that holds the ClusterSet');
-  else if (!DNS_LABEL.test(leaderNamespace) || leaderNamespace.length > 63) problems.push(`spec.namespace ${JSON.stringify(leaderNamespace)} is not a valid namespace name`);
+  else if (!isDnsLabel(leaderNamespace)) problems.push(`spec.namespace ${JSON.stringify(leaderNamespace)} is not a valid namespace name`);
   if (problems.length > 0 || !leader) return { ok: false, reason: 'InvalidSpec', message: problems.join('; ') };
   return {
     ok: true,

@@ -56,6 +56,7 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
+import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { LOG_LEVELS, type LogLevel } from '../log/logger.js';
 
 /** Kinds a leader may publish that this agent knows how to import. */
@@ -817,9 +818,6 @@ function getPath(root: unknown, path: string): unknown {
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
-
 function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): AgentConfig {
   const setting = (path: string): Setting => {
     const found = merged.get(path);
@@ -839,7 +837,7 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
   };
 
   const namespace = str('namespace');
-  if (!DNS1123_LABEL.test(namespace)) fail('namespace', 'must be a DNS-1123 label (lower-case letters, digits and -, at most 63 characters)');
+  if (!isDnsLabel(namespace)) fail('namespace', 'must be a DNS-1123 label (lower-case letters, digits and -, at most 63 characters)');
 
   const kubeconfigSetting = merged.get('kubeconfig');
   if (kubeconfigSetting !== undefined && str('kubeconfig') === '') fail('kubeconfig', 'must not be empty; leave it unset to use the in-cluster configuration');
@@ -882,7 +880,7 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
 
   // Length first: it also bounds the regex's backtracking on long hostile input.
   const leaseName = str('leaderElection.leaseName');
-  if (leaseName.length > 253 || !DNS1123_SUBDOMAIN.test(leaseName)) {
+  if (!isDnsSubdomain(leaseName)) {
     fail('leaderElection.leaseName', 'must be a DNS-1123 subdomain (a valid Lease name)');
   }
   atLeast('leaderElection.leaseDurationSeconds', 1);
@@ -907,7 +905,7 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
     const allowedPath = `${section}.allowedNamespaces`;
     const deniedPath = `${section}.deniedNamespaces`;
     for (const path of [allowedPath, deniedPath]) {
-      const invalid = list(path).filter((ns) => !DNS1123_LABEL.test(ns));
+      const invalid = list(path).filter((ns) => !isDnsLabel(ns));
       if (invalid.length > 0) fail(path, `${invalid.map((ns) => JSON.stringify(ns)).join(', ')} ${invalid.length === 1 ? 'is not a' : 'are not'} valid namespace name${invalid.length === 1 ? '' : 's'}`);
     }
     const allowedButAlwaysDenied = list(allowedPath).filter((ns) => deniedAlways.includes(ns));

@@ -11,6 +11,7 @@
 // Messages name the ResourceImport, the rule and the offending value, shortened: they end up
 // in Events and logs, and a hostile payload must not be echoed into them.
 import { isIP } from 'node:net';
+import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../config/config.js';
 import { isRecord, type DesiredObject } from './rules.js';
@@ -83,17 +84,6 @@ export function show(value: unknown): string {
   }
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   return Array.isArray(value) ? `(a list of ${value.length})` : `(${typeof value})`;
-}
-
-const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
-
-function isDnsLabel(value: unknown): value is string {
-  return typeof value === 'string' && DNS1123_LABEL.test(value);
-}
-
-function isDnsSubdomain(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
 }
 
 // ---------------------------------------------------------------------------------------

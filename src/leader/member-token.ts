@@ -28,6 +28,7 @@ import {
   CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
 } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, MEMBER_ANNOUNCE_PREFIX } from '../api/types.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
@@ -70,18 +71,15 @@ export class MemberTokenError extends Error {
   override readonly name = 'MemberTokenError';
 }
 
-const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
-
 function checkSubdomain(what: string, value: string, maxLength = 253): void {
-  // Length first: it also bounds the regex's backtracking on long hostile input.
-  if (value.length === 0 || value.length > maxLength || !DNS1123_SUBDOMAIN.test(value)) {
+  // A member ID leaves room for the announce's name prefix: a tighter limit than 253.
+  if (value.length > maxLength || !isDnsSubdomain(value)) {
     throw new MemberTokenError(`${what} ${JSON.stringify(value)} is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending alphanumeric, at most ${String(maxLength)} characters)`);
   }
 }
 
 function checkLabel(what: string, value: string): void {
-  if (!DNS1123_LABEL.test(value)) {
+  if (!isDnsLabel(value)) {
     throw new MemberTokenError(`${what} ${JSON.stringify(value)} is not a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)`);
   }
 }
