@@ -274,4 +274,11 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
     });
     await waitFor('the new pod IP exported', async () => JSON.stringify(await addresses()) === JSON.stringify(['10.244.1.5', '10.244.1.7']), converge);
   });
+
+  it('had every write it made through all of the above admitted by the leader policy', () => {
+    const writes = leaderWrites().slice(writesBeforeAgent);
+    assert.ok(writes.length > 10, `${String(writes.length)} writes`);
+    // Admission refusals are 400/403/422; a 409 (a create racing a delete that is still finishing) is not one.
+    assert.deepEqual(writes.filter((w) => / (400|403|422)$/.test(w)), [], 'nothing was refused');
+  });
 });
