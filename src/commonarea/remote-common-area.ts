@@ -54,8 +54,12 @@ export interface LeaderLink {
   pause(why: string): void;
   /** Stops; what was imported or exported stays (a restart is not a leave). */
   stop(): Promise<void>;
-  /** Stops and removes what it brought: the importer its local objects, the exporter its ResourceExports on the leader. */
-  leave(): Promise<void>;
+  /**
+   * Stops and removes what it brought: the importer its local objects, the exporter its
+   * ResourceExports on the leader, through `api` (the area's client) when it never resumed,
+   * e.g. after a restart when the ClusterSet was deleted meanwhile.
+   */
+  leave(api?: LeaderApi): Promise<void>;
 }
 
 /** Failures that mean the leader's answers (or our right to ask) cannot be trusted. */
@@ -184,7 +188,7 @@ export class RemoteCommonArea {
     }
     if (!this.api) throw new Error(`cannot delete the announce on leader ${this.leaderClusterID}: ${this.configProblem?.message ?? 'no credentials'}`);
     // Our exports first, in our own words; a leader also drops them once the announce is gone.
-    await this.options.exporter?.leave();
+    await this.options.exporter?.leave(this.api);
     try {
       const result = await this.writer.leave(this.api);
       if (result === 'owned-elsewhere') this.options.logger.warn('the announce on the leader belongs to another ClusterSet: left in place', { announce: this.writer.name });

@@ -266,13 +266,14 @@ export class Exporter {
   }
 
   /**
-   * Stops, then deletes every RE of this member on the leader (listed by label). Best effort:
+   * Stops, then deletes every RE of this member on the leader (listed by label), through the
+   * client it last worked with or, if it never resumed, the area's. Best effort:
    * failures are logged, not thrown; the leader also deletes the REs of a member whose
    * announce is deleted (antrea-wire.md 3.4).
    */
-  async leave(): Promise<void> {
+  async leave(areaApi?: LeaderApi): Promise<void> {
     await this.stop();
-    const api = this.lastApi;
+    const api = this.lastApi ?? areaApi;
     if (!api) {
       this.options.logger.info('leaving a leader this exporter never reached: nothing to delete there');
       return;

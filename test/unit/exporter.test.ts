@@ -426,6 +426,17 @@ describe('Exporter: trust', () => {
     assert.deepEqual([...s.leader.resourceExports.keys()], ['west-clusterinfo']);
   });
 
+  it('leave through the area\'s client deletes the member\'s REs even when it never resumed (a restart during deletion)', async () => {
+    const s = await exported();
+    await s.exporter.stop();
+    assert.ok([...s.leader.resourceExports.keys()].some((n) => n.startsWith(`${LOCAL}-`)));
+    const restarted = setup();
+    await withDeadline(restarted.exporter.leave(s.leader), 'leave');
+    assert.deepEqual([...s.leader.resourceExports.keys()].filter((n) => n.startsWith(`${LOCAL}-`)), []);
+    const neverReached = setup();
+    await withDeadline(neverReached.exporter.leave(), 'leave without any client');
+  });
+
   it('leave tolerates REs already gone', async () => {
     const s = await exported();
     const original = s.leader.deleteResourceExport.bind(s.leader);
