@@ -38,6 +38,9 @@
 // | exports.endpointIPType              |                        | CSA_EXPORT_ENDPOINT_IP_TYPE                |
 // | exports.serviceCIDR                 |                        | CSA_EXPORT_SERVICE_CIDR                    |
 // | exports.podCIDRs                    |                        | CSA_EXPORT_POD_CIDRS (comma list)          |
+// | leader.namespace                    |                        | CSA_LEADER_NAMESPACE                       |
+// | leader.memberTimeoutSeconds         |                        | CSA_LEADER_MEMBER_TIMEOUT                  |
+// | leader.staleMemberSeconds           |                        | CSA_LEADER_STALE_MEMBER_SECONDS            |
 //
 // (*) POD_NAMESPACE ranks just above the built-in default and below the config file. The chart
 //     always injects it through the downward API, so it is a better default, not a user choice;
@@ -226,6 +229,25 @@ export interface ExportPolicyConfig {
   readonly podCIDRs: readonly string[];
 }
 
+/** `clusterset-agent leader run` only: the leader's controllers. */
+export interface LeaderModeConfig {
+  /**
+   * The leader namespace (the ClusterSet's common area) the leader controllers work in.
+   * Absent: the agent's own namespace (as Antrea runs its leader controller there).
+   */
+  readonly namespace?: string;
+  /**
+   * Seconds after a member's last heartbeat (`touch-ts` of its MemberClusterAnnounce) before
+   * it is Disconnected. Default 30: three beats of a member beating every 10 s (Antrea's too).
+   */
+  readonly memberTimeoutSeconds: number;
+  /**
+   * Seconds a member may stay Disconnected before its announce, and with it every export it
+   * made, is deleted. Default 86400 (24 h, as Antrea's stale sweep).
+   */
+  readonly staleMemberSeconds: number;
+}
+
 export interface AgentConfig {
   /**
    * Namespace the agent watches for ClusterSets and their Secrets. Default `clusterset-agent`,
@@ -243,6 +265,7 @@ export interface AgentConfig {
   readonly leaderElection: LeaderElectionConfig;
   readonly imports: ImportPolicyConfig;
   readonly exports: ExportPolicyConfig;
+  readonly leader: LeaderModeConfig;
 }
 
 const DEFAULT_NAMESPACE = 'clusterset-agent';
@@ -291,6 +314,7 @@ export const DEFAULT_CONFIG: AgentConfig = deepFreeze({
     endpointIPType: 'ClusterIP',
     podCIDRs: [],
   },
+  leader: { memberTimeoutSeconds: 30, staleMemberSeconds: 86400 },
 });
 
 /** Raised by loadConfig; `problems` holds one line per problem, all of them also in `message`. */
@@ -374,6 +398,9 @@ export function describeConfig(cfg: AgentConfig): Readonly<Record<string, string
     'exports.endpointIPType': cfg.exports.endpointIPType,
     'exports.serviceCIDR': cfg.exports.serviceCIDR ?? '(discovered)',
     'exports.podCIDRs': cfg.exports.podCIDRs,
+    'leader.namespace': cfg.leader.namespace ?? `(agent namespace ${cfg.namespace})`,
+    'leader.memberTimeoutSeconds': cfg.leader.memberTimeoutSeconds,
+    'leader.staleMemberSeconds': cfg.leader.staleMemberSeconds,
   };
 }
 
@@ -418,6 +445,9 @@ const LEAVES: readonly LeafSpec[] = [
   { path: 'exports.endpointIPType', type: 'string', env: 'CSA_EXPORT_ENDPOINT_IP_TYPE' },
   { path: 'exports.serviceCIDR', type: 'string', env: 'CSA_EXPORT_SERVICE_CIDR' },
   { path: 'exports.podCIDRs', type: 'stringList', env: 'CSA_EXPORT_POD_CIDRS' },
+  { path: 'leader.namespace', type: 'string', env: 'CSA_LEADER_NAMESPACE' },
+  { path: 'leader.memberTimeoutSeconds', type: 'integer', env: 'CSA_LEADER_MEMBER_TIMEOUT' },
+  { path: 'leader.staleMemberSeconds', type: 'integer', env: 'CSA_LEADER_STALE_MEMBER_SECONDS' },
 ];
 
 /** Environment variables loadConfig reads, in the order of the table above. */
@@ -959,6 +989,15 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
   });
   if (podCIDRProblems.length > 0) fail('exports.podCIDRs', podCIDRProblems.join('; '));
 
+  const leaderNamespaceSetting = merged.get('leader.namespace');
+  if (leaderNamespaceSetting !== undefined && !isDnsLabel(str('leader.namespace'))) {
+    fail('leader.namespace', 'must be a DNS-1123 label; leave it unset to use the agent namespace');
+  }
+  atLeast('leader.memberTimeoutSeconds', 2);
+  if (num('leader.staleMemberSeconds') < num('leader.memberTimeoutSeconds')) {
+    fail('leader.staleMemberSeconds', `must be at least leader.memberTimeoutSeconds (${origin('leader.memberTimeoutSeconds')}): a member is only stale once it is Disconnected`);
+  }
+
   return {
     namespace,
     ...(kubeconfigSetting === undefined ? {} : { kubeconfig: str('kubeconfig') }),
@@ -993,6 +1032,11 @@ function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): Age
       endpointIPType: endpointIPType as ExportEndpointIPType,
       ...(serviceCIDRSetting === undefined ? {} : { serviceCIDR: str('exports.serviceCIDR') }),
       podCIDRs: [...list('exports.podCIDRs')],
+    },
+    leader: {
+      ...(leaderNamespaceSetting === undefined ? {} : { namespace: str('leader.namespace') }),
+      memberTimeoutSeconds: num('leader.memberTimeoutSeconds'),
+      staleMemberSeconds: num('leader.staleMemberSeconds'),
     },
   };
 }

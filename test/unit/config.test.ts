@@ -97,6 +97,14 @@ describe('loadConfig() defaults', () => {
       podCIDRs: [],
     });
     assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
+    assert.deepEqual(cfg.leader, { memberTimeoutSeconds: 30, staleMemberSeconds: 86400 });
+  });
+
+  it('reads the leader section and rejects a stale period shorter than the member timeout', () => {
+    const cfg = load({ file: 'leader:\n  namespace: antrea-multicluster\n  memberTimeoutSeconds: 20\n', env: { CSA_LEADER_STALE_MEMBER_SECONDS: '60' } });
+    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 20, staleMemberSeconds: 60 });
+    assertOneProblem({ env: { CSA_LEADER_MEMBER_TIMEOUT: '120', CSA_LEADER_STALE_MEMBER_SECONDS: '60' } }, /^leader\.staleMemberSeconds=60 \(from env CSA_LEADER_STALE_MEMBER_SECONDS\): must be at least leader\.memberTimeoutSeconds/);
+    assertOneProblem({ file: 'leader:\n  namespace: Not_A_Label\n' }, /^leader\.namespace="Not_A_Label" .*DNS-1123 label/);
   });
 
   it('returns a deeply frozen object', () => {
@@ -616,6 +624,9 @@ describe('documented environment variables and flags', () => {
     ['CSA_EXPORT_ENDPOINT_IP_TYPE', 'PodIP', (c) => c.exports.endpointIPType, 'PodIP'],
     ['CSA_EXPORT_SERVICE_CIDR', '10.96.0.0/12', (c) => c.exports.serviceCIDR, '10.96.0.0/12'],
     ['CSA_EXPORT_POD_CIDRS', '10.244.0.0/16', (c) => c.exports.podCIDRs, ['10.244.0.0/16']],
+    ['CSA_LEADER_NAMESPACE', 'antrea-multicluster', (c) => c.leader.namespace, 'antrea-multicluster'],
+    ['CSA_LEADER_MEMBER_TIMEOUT', '20', (c) => c.leader.memberTimeoutSeconds, 20],
+    ['CSA_LEADER_STALE_MEMBER_SECONDS', '3600', (c) => c.leader.staleMemberSeconds, 3600],
   ];
 
   it('honours each documented environment variable', () => {
