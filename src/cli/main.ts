@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // clusterset-agent command line. `run` starts the agent; configuration errors exit 2 with
 // every problem listed, before anything touches a cluster.
-import { ConfigError, describeConfig, loadConfig } from '../config/config.js';
+import type winston from 'winston';
+import { ConfigError, describeConfig, loadConfig, type AgentConfig } from '../config/config.js';
 import { assertMemberCredentials } from '../kube/member-credentials.js';
 import { createLogger, errorFields } from '../log/logger.js';
-import { runAgentProcess } from '../runner.js';
+import { runAgentProcess, type RunningProcess } from '../runner.js';
 import { runLeaderCommand } from '../leader/member-token.js';
+import { runLeaderProcess } from '../leader/process.js';
 
 const USAGE = `Usage: clusterset-agent run [--config FILE] [--namespace NS] [--kubeconfig FILE]
                             [--heartbeat-interval SECONDS] [--failure-threshold N] [--log-level LEVEL]
@@ -15,7 +17,9 @@ const USAGE = `Usage: clusterset-agent run [--config FILE] [--namespace NS] [--k
                             (against the leader: prints the member's Secret YAML; 'leader --help' for more)
 `;
 
-async function run(argv: readonly string[]): Promise<number> {
+type ProcessStarter = (config: AgentConfig, logger: winston.Logger) => Promise<RunningProcess>;
+
+async function run(argv: readonly string[], start: ProcessStarter = runAgentProcess, what = 'clusterset-agent'): Promise<number> {
   let config;
   try {
     config = loadConfig({ argv, env: process.env });
@@ -29,10 +33,10 @@ async function run(argv: readonly string[]): Promise<number> {
     throw err;
   }
   const logger = createLogger({ level: config.logLevel });
-  logger.info('starting clusterset-agent', { config: describeConfig(config) });
+  logger.info(`starting ${what}`, { config: describeConfig(config) });
   let running;
   try {
-    running = await runAgentProcess(config, logger);
+    running = await start(config, logger);
   } catch (err) {
     logger.error('agent failed to start', errorFields(err));
     await new Promise<void>((resolve) => { logger.on('finish', resolve); logger.end(); });
@@ -66,6 +70,7 @@ async function main(args: readonly string[]): Promise<number> {
     case 'run':
       return run(rest);
     case 'leader':
+      if (rest[0] === 'run') return run(rest.slice(1), runLeaderProcess, 'clusterset-agent leader');
       return runLeaderCommand(rest);
     case undefined:
     case '-h':
