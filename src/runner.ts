@@ -1,5 +1,6 @@
 // The agent as a process: health and metrics servers, optional leader election, and the
 // agent itself, started only on the elected replica. `clusterset-agent run` is this.
+import type { KubeConfig } from '@kubernetes/client-node';
 import type winston from 'winston';
 import type { AgentConfig } from './config/config.js';
 import { kubeLeaseClient, LeaseElector } from './election/lease-elector.js';
@@ -23,16 +24,30 @@ export interface RunningProcess {
   stop(options?: { releaseLease?: boolean }): Promise<void>;
 }
 
-export async function runAgentProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
+/** What runs on the elected replica: the member agent, or the leader's controllers. */
+export interface ProcessWork {
+  /** Caches synced: what /readyz reports. */
+  ready(): boolean;
+  stop(): Promise<void>;
+}
+
+export type WorkStarter = (kubeConfig: KubeConfig, metrics: AgentMetrics) => Promise<ProcessWork>;
+
+export function runAgentProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
+  return runProcess(config, logger, (kubeConfig, metrics): Promise<Agent> => startAgent(config, logger, kubeConfig, metrics));
+}
+
+/** Health and metrics servers, optional Lease election, and `start` on the elected replica. */
+export async function runProcess(config: AgentConfig, logger: winston.Logger, start: WorkStarter): Promise<RunningProcess> {
   const kubeConfig = memberKubeConfig(config);
   const metrics = new AgentMetrics();
-  let agent: Agent | undefined;
+  let agent: ProcessWork | undefined;
   let starting: Promise<void> | undefined;
   let finish: (code: number) => void = () => undefined;
   const done = new Promise<number>((resolve) => { finish = resolve; });
 
   const startWork = async () => {
-    agent = await startAgent(config, logger, kubeConfig, metrics);
+    agent = await start(kubeConfig, metrics);
   };
   const elector = config.leaderElection.enabled
     ? new LeaseElector({
@@ -43,7 +58,7 @@ export async function runAgentProcess(config: AgentConfig, logger: winston.Logge
       logger,
       onStartedLeading: () => {
         metrics.setElected(true);
-        logger.info('elected: starting heartbeats and imports');
+        logger.info('elected: starting work');
         starting = startWork().catch((err: unknown) => {
           logger.error('agent failed to start', errorFields(err));
           finish(1);

@@ -1,10 +1,32 @@
-// `clusterset-agent leader run`: the leader's controllers as a process, with the same
-// conventions as the member agent (health and metrics servers, optional Lease election).
+// `clusterset-agent leader run`: the leader's controllers as a process, with the member
+// agent's conventions (JSON logs, health and metrics servers, Lease election, graceful stop).
 import type winston from 'winston';
 import type { AgentConfig } from '../config/config.js';
-import type { RunningProcess } from '../runner.js';
+import { createEventRecorder } from '../events/recorder.js';
+import { runProcess, type ProcessWork, type RunningProcess } from '../runner.js';
+import { LeaderController } from './controller.js';
+
+const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 
 export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
-  logger.error('leader run is not implemented yet', { namespace: config.leader.namespace ?? config.namespace });
-  return Promise.reject(new Error('leader run is not implemented yet'));
+  return runProcess(config, logger, async (kubeConfig): Promise<ProcessWork> => {
+    const events = createEventRecorder(kubeConfig, logger, 'clusterset-agent-leader');
+    const controller = new LeaderController({
+      kubeConfig,
+      namespace: config.leader.namespace ?? config.namespace,
+      memberTimeoutMs: config.leader.memberTimeoutSeconds * 1000,
+      staleMemberMs: config.leader.staleMemberSeconds * 1000,
+      logger,
+      events,
+    });
+    await controller.start();
+    return {
+      ready: () => controller.ready(),
+      async stop() {
+        await controller.stop();
+        await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, EVENT_FLUSH_TIMEOUT_MS).unref())]);
+        await events.stop();
+      },
+    };
+  });
 }

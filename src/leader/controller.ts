@@ -1,0 +1,466 @@
+// The leader's controllers over one leader namespace: member liveness and the leader
+// ClusterSet status, announce finalizers and garbage collection, aggregation of exports into
+// imports, and the admission policies' parameter ConfigMap. Decisions live in the pure modules
+// next to this one (aggregate, liveness, member-ids); this file only watches and writes.
+//
+// One work queue, typed keys, each handler level-triggered from informer caches:
+//   import:<ResourceImport name>  aggregate the exports feeding it, release finalizers
+//   announce:<name>               finalizer, member GC (announce deleted or stale)
+//   status                        liveness → every leader ClusterSet's status
+//   memberids                     ServiceAccount cluster IDs → the admission parameter
+import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
+import type winston from 'winston';
+import {
+  CLUSTERSET,
+  MEMBER_ANNOUNCE_FINALIZER_PREFIX,
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type ClusterSet,
+  type ClusterSetList,
+  type Condition,
+  type KubeList,
+  type KubeObject,
+  type MemberClusterAnnounce,
+  type MemberClusterAnnounceList,
+  type ResourceExport,
+  type ResourceExportList,
+  type ResourceImport,
+  type ResourceImportList,
+  type ResourceImportSpec,
+} from '../api/types.js';
+import type { EventRecorder } from '../events/recorder.js';
+import { sameCanonical } from '../kube/canonical.js';
+import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
+import { ResilientInformer } from '../kube/informer.js';
+import { WorkQueue } from '../runtime/workqueue.js';
+import {
+  dependentImportKeys,
+  hasLeaderFinalizer,
+  importKeyOf,
+  isDeleting,
+  planImport,
+  withoutLeaderFinalizers,
+  type ExportVerdict,
+} from './aggregate.js';
+import { lastBeatOf, leaderClusterSetStatus, memberLiveness } from './liveness.js';
+import { memberIdsData } from './member-ids.js';
+
+export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_LEADER = 'clusterset-agent-leader';
+
+const STATUS_KEY = 'status';
+const MEMBER_IDS_KEY = 'memberids';
+// A status recompute right after the earliest expiry, not before it.
+const EXPIRY_SLACK_MS = 50;
+
+export interface LeaderControllerOptions {
+  readonly kubeConfig: KubeConfig;
+  /** The leader namespace (common area). */
+  readonly namespace: string;
+  readonly memberTimeoutMs: number;
+  readonly staleMemberMs: number;
+  readonly logger: winston.Logger;
+  readonly events?: EventRecorder;
+  readonly memberIdsConfigMap?: string;
+  /** @default 4 */
+  readonly concurrency?: number;
+  readonly now?: () => number;
+}
+
+type Ref = { group: string; version: string; plural: string };
+
+function refOf(d: { group: string; version: string; plural: string }): Ref {
+  return { group: d.group, version: d.version, plural: d.plural };
+}
+
+function nameOf(obj: { metadata?: { name?: string } }): string {
+  return obj.metadata?.name ?? '';
+}
+
+function announceFinalizer(clusterID: string): string {
+  return `${MEMBER_ANNOUNCE_FINALIZER_PREFIX}${clusterID}`;
+}
+
+export class LeaderController {
+  readonly #ns: string;
+  readonly #log: winston.Logger;
+  readonly #objects: CustomObjectsApi;
+  readonly #core: CoreV1Api;
+  readonly #events: EventRecorder | undefined;
+  readonly #now: () => number;
+  readonly #memberTimeoutMs: number;
+  readonly #staleMemberMs: number;
+  readonly #memberIdsName: string;
+  readonly announces: ResilientInformer<MemberClusterAnnounce>;
+  readonly exports: ResilientInformer<ResourceExport>;
+  readonly imports: ResilientInformer<ResourceImport>;
+  readonly clusterSets: ResilientInformer<ClusterSet>;
+  readonly serviceAccounts: ResilientInformer<V1ServiceAccount>;
+  readonly configMaps: ResilientInformer<V1ConfigMap>;
+  readonly #queue: WorkQueue;
+  /** Import keys that had an export since this process started: only their RIs are ever deleted. */
+  readonly #seenKeys = new Set<string>();
+  /** Export name → import keys it feeds (an update may move it). */
+  readonly #keysOfExport = new Map<string, string[]>();
+  #lastMemberIdProblems = '';
+  #started = false;
+
+  constructor(options: LeaderControllerOptions) {
+    this.#ns = options.namespace;
+    this.#log = options.logger.child({ leaderNamespace: options.namespace });
+    this.#objects = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#events = options.events;
+    this.#now = options.now ?? Date.now;
+    this.#memberTimeoutMs = options.memberTimeoutMs;
+    this.#staleMemberMs = options.staleMemberMs;
+    this.#memberIdsName = options.memberIdsConfigMap ?? MEMBER_IDS_CONFIGMAP;
+    const watch = new Watch(options.kubeConfig);
+    const ns = this.#ns;
+    const custom = <L extends KubeList<KubeObject>>(d: Ref) => ({
+      name: d.plural,
+      path: `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`,
+      list: async () => (await this.#objects.listNamespacedCustomObject({ ...d, namespace: ns })) as L,
+      watch,
+      logger: this.#log,
+    });
+    this.announces = new ResilientInformer(custom<MemberClusterAnnounceList>(refOf(MEMBER_CLUSTER_ANNOUNCE)));
+    this.exports = new ResilientInformer(custom<ResourceExportList>(refOf(RESOURCE_EXPORT)));
+    this.imports = new ResilientInformer(custom<ResourceImportList>(refOf(RESOURCE_IMPORT)));
+    this.clusterSets = new ResilientInformer(custom<ClusterSetList>(refOf(CLUSTERSET)));
+    this.serviceAccounts = new ResilientInformer<V1ServiceAccount>({
+      name: 'serviceaccounts',
+      path: `/api/v1/namespaces/${ns}/serviceaccounts`,
+      list: () => this.#core.listNamespacedServiceAccount({ namespace: ns }),
+      watch,
+      logger: this.#log,
+    });
+    const selector = `${MANAGED_BY_LABEL}=${MANAGED_BY_LEADER}`;
+    this.configMaps = new ResilientInformer<V1ConfigMap>({
+      name: 'configmaps',
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      list: () => this.#core.listNamespacedConfigMap({ namespace: ns, labelSelector: selector }),
+      labelSelector: selector,
+      watch,
+      logger: this.#log,
+    });
+    this.#queue = new WorkQueue({
+      concurrency: options.concurrency ?? 4,
+      backoff: { baseMs: 200, maxMs: 60_000 },
+      onError: (key, error, retry) => {
+        this.#log.warn('leader reconcile failed; will retry', { key, error: describeError(error), retryInMs: Math.round(retry.delayMs), attempts: retry.attempts });
+      },
+    });
+    this.#wire();
+  }
+
+  /** Starts the informers, waits until they synced, then starts the queue. */
+  async start(): Promise<void> {
+    await Promise.all([this.announces, this.exports, this.imports, this.clusterSets, this.serviceAccounts, this.configMaps].map((i) => i.start()));
+    this.#started = true;
+    this.#queue.start((key) => this.#handle(key));
+    this.#queue.add(STATUS_KEY);
+    this.#queue.add(MEMBER_IDS_KEY);
+    this.#log.info('leader controllers started', { memberTimeoutSeconds: this.#memberTimeoutMs / 1000, staleMemberSeconds: this.#staleMemberMs / 1000 });
+  }
+
+  ready(): boolean {
+    return this.#started;
+  }
+
+  /** Resolves when no key is queued or in flight (tests, graceful stop). */
+  idle(): Promise<void> {
+    return this.#queue.onIdle();
+  }
+
+  async stop(): Promise<void> {
+    await this.#queue.stop();
+    await Promise.all([this.announces, this.exports, this.imports, this.clusterSets, this.serviceAccounts, this.configMaps].map((i) => i.stop()));
+  }
+
+  #wire(): void {
+    const onAnnounce = (a: MemberClusterAnnounce) => {
+      this.#queue.add(`announce:${nameOf(a)}`);
+      this.#queue.add(STATUS_KEY);
+    };
+    for (const event of ['add', 'update', 'delete'] as const) {
+      this.announces.on(event, onAnnounce);
+      this.exports.on(event, (re) => { this.#onExport(re, event === 'delete'); });
+      this.imports.on(event, (ri) => { this.#queue.add(`import:${nameOf(ri)}`); });
+      this.clusterSets.on(event, () => {
+        this.#queue.add(STATUS_KEY);
+        this.#queue.add(MEMBER_IDS_KEY);
+      });
+      this.serviceAccounts.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
+      this.configMaps.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
+    }
+  }
+
+  #onExport(re: ResourceExport, deleted: boolean): void {
+    const name = nameOf(re);
+    const keys = new Set([...(this.#keysOfExport.get(name) ?? []), ...dependentImportKeys(re)]);
+    if (deleted) this.#keysOfExport.delete(name);
+    else this.#keysOfExport.set(name, dependentImportKeys(re));
+    const own = importKeyOf(re);
+    if (own !== undefined) this.#seenKeys.add(own);
+    for (const key of keys) this.#queue.add(`import:${key}`);
+  }
+
+  async #handle(key: string): Promise<undefined | { requeueAfterMs: number }> {
+    if (key === STATUS_KEY) return this.#reconcileStatus();
+    if (key === MEMBER_IDS_KEY) return this.#reconcileMemberIds();
+    const sep = key.indexOf(':');
+    const kind = key.slice(0, sep);
+    const name = key.slice(sep + 1);
+    if (kind === 'import') return this.#reconcileImport(name);
+    if (kind === 'announce') return this.#reconcileAnnounce(name);
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Aggregation
+
+  async #reconcileImport(key: string): Promise<undefined> {
+    const exports = this.exports.list(this.#ns);
+    const feeding = exports.filter((re) => {
+      const k = importKeyOf(re);
+      return k === key || (k !== undefined && dependentImportKeys(re).includes(key));
+    });
+    const plan = planImport(key, feeding);
+    await this.#applyImport(key, plan.spec);
+    const mine = feeding.filter((re) => importKeyOf(re) === key);
+    for (const re of mine) {
+      const verdict = plan.verdicts.get(nameOf(re));
+      if (verdict !== undefined && !isDeleting(re)) await this.#writeVerdict(re, verdict);
+    }
+    // The import no longer holds what a deleting export carried: let the export go.
+    for (const re of mine) {
+      if (isDeleting(re) && hasLeaderFinalizer(re)) await this.#releaseExport(re);
+    }
+    if (plan.spec === undefined && mine.length === 0) this.#seenKeys.delete(key);
+    return undefined;
+  }
+
+  async #applyImport(key: string, spec: ResourceImportSpec | undefined): Promise<void> {
+    const existing = this.imports.get(key, this.#ns);
+    const ref = { ...refOf(RESOURCE_IMPORT), namespace: this.#ns };
+    if (spec === undefined) {
+      // Only imports this leader made from exports: never a hand-made one it knows nothing of.
+      if (existing === undefined || !this.#seenKeys.has(key)) return;
+      try {
+        await this.#objects.deleteNamespacedCustomObject({ ...ref, name: key });
+        this.#log.info('ResourceImport deleted: no export feeds it any more', { resourceImport: key });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return;
+    }
+    if (existing !== undefined && !isDeleting(existing) && sameCanonical(existing.spec, spec)) return;
+    const body: ResourceImport = {
+      apiVersion: RESOURCE_IMPORT.apiVersion,
+      kind: RESOURCE_IMPORT.kind,
+      metadata: { name: key, namespace: this.#ns, ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}) },
+      spec,
+    };
+    if (existing === undefined) {
+      try {
+        await this.#objects.createNamespacedCustomObject({ ...ref, body });
+        this.#log.info('ResourceImport created', { resourceImport: key, kind: spec.kind });
+      } catch (err) {
+        // Our cache is behind: the informer event brings the object and another pass.
+        if (!isAlreadyExists(err)) throw err;
+      }
+      return;
+    }
+    if (isDeleting(existing)) throw new Error(`ResourceImport ${key} is being deleted; it is re-created once it is gone`);
+    await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, spec, metadata: { ...existing.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    this.#log.info('ResourceImport updated', { resourceImport: key, kind: spec.kind });
+  }
+
+  async #writeVerdict(re: ResourceExport, verdict: ExportVerdict): Promise<void> {
+    const current = re.status?.conditions?.[0];
+    const next: Condition = verdict.ok
+      ? { type: 'Succeeded', status: 'True' }
+      : { type: 'Failure', status: 'False', reason: verdict.reason, message: verdict.message };
+    if (current !== undefined && current.type === next.type && current.status === next.status && (current.reason ?? '') === (next.reason ?? '') && (current.message ?? '') === (next.message ?? '')) return;
+    const condition: Condition = { ...next, lastTransitionTime: new Date(this.#now()).toISOString().replace(/\.\d+Z$/, 'Z') };
+    try {
+      await this.#objects.replaceNamespacedCustomObjectStatus({
+        ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re),
+        body: { ...re, status: { conditions: [condition] } },
+      });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    if (!verdict.ok) {
+      this.#log.warn('ResourceExport not converged', { resourceExport: nameOf(re), reason: verdict.reason, message: verdict.message });
+      this.#events?.record(
+        { apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind, name: nameOf(re), namespace: this.#ns, ...(re.metadata?.uid ? { uid: re.metadata.uid } : {}) },
+        'Warning', verdict.reason, verdict.message,
+      );
+    }
+  }
+
+  async #releaseExport(re: ResourceExport): Promise<void> {
+    const finalizers = withoutLeaderFinalizers(re.metadata?.finalizers ?? []);
+    try {
+      await this.#objects.replaceNamespacedCustomObject({
+        ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re),
+        body: { ...re, metadata: { ...re.metadata, finalizers } },
+      });
+      this.#log.info('ResourceExport released after its import was updated', { resourceExport: nameOf(re) });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      // A newer copy is on its way through the informer, and with it another pass.
+      if (isConflict(err)) return;
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Announces: finalizer, garbage collection
+
+  async #reconcileAnnounce(name: string): Promise<undefined | { requeueAfterMs: number }> {
+    const announce = this.announces.get(name, this.#ns);
+    if (announce === undefined) return undefined;
+    const clusterID = announce.clusterID ?? '';
+    const finalizer = announceFinalizer(clusterID);
+    const ref = { ...refOf(MEMBER_CLUSTER_ANNOUNCE), namespace: this.#ns };
+    if (isDeleting(announce)) {
+      // The member left (or was reaped): its exports go, and with them what they fed.
+      const theirs = this.exports.list(this.#ns).filter((re) => re.spec?.clusterID === clusterID && !isDeleting(re));
+      for (const re of theirs) {
+        try {
+          await this.#objects.deleteNamespacedCustomObject({ ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re) });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      if (theirs.length > 0) this.#log.info('member left: its exports are being deleted', { memberClusterID: clusterID, exports: theirs.length });
+      if ((announce.metadata?.finalizers ?? []).includes(finalizer)) {
+        await this.#replaceAnnounce(announce, (announce.metadata?.finalizers ?? []).filter((f) => f !== finalizer));
+      }
+      return undefined;
+    }
+    const now = this.#now();
+    const lastBeat = lastBeatOf(announce) ?? Date.parse(String(announce.metadata?.creationTimestamp ?? ''));
+    const staleAt = (Number.isNaN(lastBeat) ? now : lastBeat) + this.#staleMemberMs;
+    if (now >= staleAt) {
+      const message = `member ${clusterID} sent no heartbeat for ${Math.round(this.#staleMemberMs / 1000)} s (last ${Number.isNaN(lastBeat) ? 'never' : new Date(lastBeat).toISOString()}): ` +
+        'its announce and exports are deleted; it joins again with its next heartbeat';
+      this.#log.warn('stale member removed', { memberClusterID: clusterID, message });
+      this.#events?.record(
+        { apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind, name, namespace: this.#ns, ...(announce.metadata?.uid ? { uid: announce.metadata.uid } : {}) },
+        'Warning', 'StaleMember', message,
+      );
+      try {
+        await this.#objects.deleteNamespacedCustomObject({ ...ref, name, ...(announce.metadata?.uid ? { body: { preconditions: { uid: announce.metadata.uid } } } : {}) });
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      }
+      return undefined;
+    }
+    if (clusterID !== '' && !(announce.metadata?.finalizers ?? []).includes(finalizer)) {
+      await this.#replaceAnnounce(announce, [...(announce.metadata?.finalizers ?? []), finalizer]);
+    }
+    return { requeueAfterMs: staleAt - now + EXPIRY_SLACK_MS };
+  }
+
+  async #replaceAnnounce(announce: MemberClusterAnnounce, finalizers: string[]): Promise<void> {
+    try {
+      await this.#objects.replaceNamespacedCustomObject({
+        ...refOf(MEMBER_CLUSTER_ANNOUNCE), namespace: this.#ns, name: nameOf(announce),
+        body: { ...announce, metadata: { ...announce.metadata, finalizers } },
+      });
+    } catch (err) {
+      // The member's next beat wrote meanwhile: the informer brings it, and another pass.
+      if (isNotFound(err) || isConflict(err)) return;
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Liveness and leader ClusterSet status
+
+  async #reconcileStatus(): Promise<undefined | { requeueAfterMs: number }> {
+    const now = this.#now();
+    const announces = this.announces.list(this.#ns).filter((a) => !isDeleting(a));
+    let nextExpiry: number | undefined;
+    for (const clusterSet of this.clusterSets.list(this.#ns)) {
+      const members = announces.filter((a) => a.clusterSetID === nameOf(clusterSet)).map((a) => memberLiveness(a, now, this.#memberTimeoutMs));
+      for (const m of members) {
+        if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
+      }
+      const status = leaderClusterSetStatus(clusterSet, members, now);
+      if (sameCanonical(clusterSet.status, status)) continue;
+      this.#logTransitions(clusterSet, status.clusterStatuses ?? []);
+      try {
+        await this.#objects.replaceNamespacedCustomObjectStatus({
+          ...refOf(CLUSTERSET), namespace: this.#ns, name: nameOf(clusterSet),
+          body: { ...clusterSet, status },
+        });
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+    }
+    return nextExpiry === undefined ? undefined : { requeueAfterMs: Math.max(0, nextExpiry - now) + EXPIRY_SLACK_MS };
+  }
+
+  #logTransitions(clusterSet: ClusterSet, next: NonNullable<ClusterSet['status']>['clusterStatuses'] & object): void {
+    const before = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s.conditions?.[0]?.status]));
+    for (const s of next) {
+      const was = before.get(s.clusterID ?? '');
+      const is = s.conditions?.[0]?.status;
+      if (was === is) continue;
+      const fields = { clusterSet: nameOf(clusterSet), memberClusterID: s.clusterID, ready: is, message: s.conditions?.[0]?.message };
+      if (is === 'True') this.#log.info('member connected', fields);
+      else this.#log.warn('member disconnected', fields);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Admission parameter
+
+  async #reconcileMemberIds(): Promise<undefined> {
+    const plan = memberIdsData(this.serviceAccounts.list(this.#ns), this.clusterSets.list(this.#ns));
+    const problems = plan.problems.join('\n');
+    if (problems !== this.#lastMemberIdProblems) {
+      for (const problem of plan.problems) this.#log.warn('member identity problem', { problem });
+      this.#lastMemberIdProblems = problems;
+    }
+    const existing = this.configMaps.get(this.#memberIdsName, this.#ns);
+    if (existing !== undefined && sameCanonical(existing.data ?? {}, plan.data)) return undefined;
+    const body: V1ConfigMap = {
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: {
+        name: this.#memberIdsName, namespace: this.#ns,
+        labels: { ...(existing?.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_LEADER },
+        ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
+      },
+      data: plan.data,
+    };
+    if (existing === undefined) {
+      try {
+        await this.#core.createNamespacedConfigMap({ namespace: this.#ns, body });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        // Made by hand before this leader ran (without our label): take it over.
+        const current = await this.#core.readNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns });
+        const labels = { ...(current.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_LEADER };
+        const resourceVersion = current.metadata?.resourceVersion;
+        await this.#core.replaceNamespacedConfigMap({
+          name: this.#memberIdsName, namespace: this.#ns,
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.#memberIdsName, namespace: this.#ns, labels, ...(resourceVersion ? { resourceVersion } : {}) }, data: plan.data },
+        });
+      }
+    } else {
+      await this.#core.replaceNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns, body });
+    }
+    this.#log.info('admission parameter updated', { configMap: this.#memberIdsName, members: Object.keys(plan.data).filter((k) => k === k.toLowerCase()).length });
+    return undefined;
+  }
+}

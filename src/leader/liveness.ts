@@ -1,0 +1,134 @@
+// Member liveness and the leader's ClusterSet status, in Antrea's shape (antrea-wire.md §3.2,
+// §3.3). Pure.
+//
+// Unlike Antrea, liveness is read from the announce's stored `touch-ts`, not from when this
+// process last saw an event: a restarted leader neither resurrects a dead member (Antrea
+// counts every announce as fresh for 30 s after a restart) nor forgets a live one. The cost is
+// trusting the member's clock; members and leader are expected to run NTP, and the timeout
+// (three beats by default) absorbs ordinary skew.
+import {
+  CONDITION_TYPE,
+  REASON_DISCONNECTED,
+  TIMESTAMP_ANNOTATION,
+  type ClusterSet,
+  type ClusterSetStatus,
+  type ClusterStatus,
+  type Condition,
+  type MemberClusterAnnounce,
+} from '../api/types.js';
+
+export const REASON_CONNECTED = 'Connected';
+export const MESSAGE_CONNECTED = 'Member Connected';
+export const REASON_NO_READY_CLUSTER = 'NoReadyCluster';
+export const REASON_NOT_LEADER = 'NotLeader';
+
+export interface MemberLiveness {
+  readonly clusterID: string;
+  readonly ready: boolean;
+  readonly message: string;
+  /** When the member's state changes unless it beats again (ms since epoch); undefined if never. */
+  readonly expiresAt: number | undefined;
+  /** The last beat (ms since epoch), undefined when touch-ts is missing or unparseable. */
+  readonly lastBeat: number | undefined;
+}
+
+/** Parses `touch-ts` (RFC 3339); undefined when missing or malformed. */
+export function lastBeatOf(announce: MemberClusterAnnounce): number | undefined {
+  const stamp = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION];
+  if (stamp === undefined || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(stamp)) return undefined;
+  const t = Date.parse(stamp);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, timeoutMs: number): MemberLiveness {
+  const clusterID = announce.clusterID ?? '';
+  const lastBeat = lastBeatOf(announce);
+  if (lastBeat === undefined) {
+    return {
+      clusterID, ready: false, expiresAt: undefined, lastBeat,
+      message: `MemberClusterAnnounce ${announce.metadata?.name ?? ''} has no valid ${TIMESTAMP_ANNOTATION} annotation (RFC 3339 time of the member's last heartbeat)`,
+    };
+  }
+  const expiresAt = lastBeat + timeoutMs;
+  if (nowMs <= expiresAt) return { clusterID, ready: true, message: MESSAGE_CONNECTED, expiresAt, lastBeat };
+  return {
+    clusterID, ready: false, expiresAt: undefined, lastBeat,
+    // Antrea's wording, with the time in RFC 3339 rather than Go's UnixDate.
+    message: `No MemberClusterAnnounce update after ${new Date(lastBeat).toISOString()}`,
+  };
+}
+
+/** The same condition as before, keeping its transition time: status writes only on change. */
+interface ConditionValue {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+function keepTransition(previous: Condition | undefined, next: ConditionValue, now: string): Condition {
+  const sameStatus = previous?.status === next.status;
+  return {
+    type: next.type,
+    status: next.status,
+    lastTransitionTime: sameStatus && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+    ...(next.message ? { message: next.message } : {}),
+    ...(next.reason ? { reason: next.reason } : {}),
+  };
+}
+
+function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return conditions?.find((c) => c.type === CONDITION_TYPE.Ready);
+}
+
+/** Whether the leader ClusterSet names `spec.clusterID` among its leaders (Antrea refuses it otherwise). */
+export function leaderProblem(clusterSet: ClusterSet): string | undefined {
+  const id = clusterSet.spec?.clusterID ?? '';
+  if (id === '') return 'spec.clusterID is empty: set it to this leader cluster\'s ID';
+  if (!(clusterSet.spec?.leaders ?? []).some((l) => l.clusterID === id)) {
+    return `local cluster ${id} is not defined as leader in ClusterSet: add {clusterID: ${id}} to spec.leaders`;
+  }
+  return undefined;
+}
+
+/**
+ * The leader ClusterSet's status from the announces of its members: one `clusterStatuses`
+ * entry per announce (sorted by cluster ID), `totalClusters`, `readyClusters` and the overall
+ * Ready condition (True when every member is ready, also with none; False, reason
+ * NoReadyCluster, otherwise). Transition times are carried over from `previous` when a
+ * condition's status did not change, so an unchanged world yields an identical status.
+ */
+export function leaderClusterSetStatus(
+  clusterSet: ClusterSet,
+  members: readonly MemberLiveness[],
+  nowMs: number,
+): ClusterSetStatus {
+  const previous = clusterSet.status;
+  const now = new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const previousByID = new Map((previous?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s]));
+  const clusterStatuses: ClusterStatus[] = [...members]
+    .sort((a, b) => a.clusterID.localeCompare(b.clusterID))
+    .map((m) => ({
+      clusterID: m.clusterID,
+      conditions: [keepTransition(readyOf(previousByID.get(m.clusterID)?.conditions), {
+        type: CONDITION_TYPE.Ready,
+        status: m.ready ? 'True' : 'False',
+        reason: m.ready ? REASON_CONNECTED : REASON_DISCONNECTED,
+        message: m.message,
+      }, now)],
+    }));
+  const readyClusters = members.filter((m) => m.ready).length;
+  const problem = leaderProblem(clusterSet);
+  const overall = problem !== undefined
+    ? { type: CONDITION_TYPE.Ready, status: 'False' as const, reason: REASON_NOT_LEADER, message: problem }
+    : readyClusters === members.length
+      ? { type: CONDITION_TYPE.Ready, status: 'True' as const }
+      : { type: CONDITION_TYPE.Ready, status: 'False' as const, reason: REASON_NO_READY_CLUSTER, message: `${members.length - readyClusters} of ${members.length} member clusters are not ready` };
+  return {
+    totalClusters: members.length,
+    readyClusters,
+    ...(clusterSet.metadata?.generation === undefined ? {} : { observedGeneration: clusterSet.metadata.generation }),
+    conditions: [keepTransition(readyOf(previous?.conditions), overall, now)],
+    clusterStatuses,
+  };
+}

@@ -1,0 +1,51 @@
+// The admission policies' parameter: a ConfigMap the leader keeps in step with the leader
+// namespace, because admission CEL cannot look anything up (antrea-wire.md §3.1, §3.6).
+//   <ServiceAccount name> → the cluster ID of its `multicluster.antrea.io/cluster-id` annotation
+//   ClusterSetID / LeaderClusterID → the leader ClusterSet's name and leader ID (announce CREATE)
+// The two reserved keys contain capitals, which no ServiceAccount name can. Pure.
+import type { V1ServiceAccount } from '@kubernetes/client-node';
+import { CLUSTER_ID_ANNOTATION, type ClusterSet } from '../api/types.js';
+import { isDnsLabel } from '../api/names.js';
+import { leaderProblem } from './liveness.js';
+
+export const MEMBER_IDS_CLUSTERSET_KEY = 'ClusterSetID';
+export const MEMBER_IDS_LEADER_KEY = 'LeaderClusterID';
+
+export interface MemberIdsPlan {
+  readonly data: Record<string, string>;
+  /** Why some ServiceAccounts or ClusterSets were left out: each fails closed, and is said once. */
+  readonly problems: readonly string[];
+}
+
+export function memberIdsData(serviceAccounts: readonly V1ServiceAccount[], clusterSets: readonly ClusterSet[]): MemberIdsPlan {
+  const problems: string[] = [];
+  const bySA = new Map<string, string>();
+  const holders = new Map<string, string[]>();
+  for (const sa of serviceAccounts) {
+    const name = sa.metadata?.name ?? '';
+    const id = sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
+    if (id === undefined || name === '') continue;
+    if (!isDnsLabel(id)) {
+      problems.push(`ServiceAccount ${name}: annotation ${CLUSTER_ID_ANNOTATION}=${JSON.stringify(id)} is not a valid cluster ID (a DNS-1123 label); its writes are denied`);
+      continue;
+    }
+    bySA.set(name, id);
+    holders.set(id, [...(holders.get(id) ?? []), name]);
+  }
+  // Two ServiceAccounts claiming one cluster ID could each impersonate the other: neither is admitted.
+  for (const [id, names] of holders) {
+    if (names.length < 2) continue;
+    problems.push(`ServiceAccounts ${names.sort().join(', ')} all claim cluster ID ${id}: their writes are denied until only one carries it`);
+    for (const name of names) bySA.delete(name);
+  }
+  const data: Record<string, string> = Object.fromEntries([...bySA].sort(([a], [b]) => a.localeCompare(b)));
+  const valid = clusterSets.filter((cs) => leaderProblem(cs) === undefined && cs.metadata?.deletionTimestamp == null);
+  if (valid.length === 1) {
+    const cs = valid[0];
+    data[MEMBER_IDS_CLUSTERSET_KEY] = cs?.metadata?.name ?? '';
+    data[MEMBER_IDS_LEADER_KEY] = cs?.spec?.clusterID ?? '';
+  } else if (valid.length > 1) {
+    problems.push(`${valid.length} leader ClusterSets in the namespace (${valid.map((cs) => cs.metadata?.name ?? '').sort().join(', ')}): a leader namespace holds one ClusterSet; new members are denied until only one remains`);
+  }
+  return { data, problems };
+}
