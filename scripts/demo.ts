@@ -1,22 +1,24 @@
-// The README's main command: a local leader and member (real kube-apiserver + etcd), the
-// chart installed with the built helm, a member token issued by the agent's own helper, the
-// agent joining with nothing but the chart ServiceAccount's token, and an import arriving.
+// The README's main command: a three-cluster ClusterSet with nothing but this project. A leader
+// running `clusterset-agent leader run` and two members (east, west) running the agent, each a
+// real kube-apiserver + etcd on loopback, the chart installed with the built helm, member
+// tokens issued by the project's own helper, every process running with nothing but its chart
+// ServiceAccount's token. east exports a Service; it appears in west as antrea-mc-<name> with
+// east's endpoint; east leaves and the import disappears from west.
 //
 //   npm run demo              # runs until Ctrl-C, which stops everything
-//   npm run demo -- --once    # stops by itself after the import arrived (used by the e2e test)
+//   npm run demo -- --once    # stops by itself at the end (used by the e2e test)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { k8sBins, repoRoot } from '../test/harness/bins.js';
 import { AGENT_NS, CLUSTERSET_ID, LEADER_NS, readyCondition, clusterSetApi } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { issueToken } from '../test/harness/kube.js';
-import { serviceImportRI, leaderImports } from '../test/harness/imports.js';
 import { waitFor } from '../test/harness/wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -26,24 +28,23 @@ const cli = ['--import', 'tsx', path.join(repoRoot, 'src', 'cli', 'main.ts')];
 const say = (text: string) => { process.stdout.write(`\n▶ ${text}\n`); };
 const show = (text: string) => { process.stdout.write(text.trimEnd().split('\n').map((l) => `    ${l}`).join('\n') + '\n'); };
 
-let leader: ControlPlane | undefined;
-let member: ControlPlane | undefined;
-let agent: ChildProcess | undefined;
+const processes: ChildProcess[] = [];
+const controlPlanes: ControlPlane[] = [];
 let stopping: Promise<void> | undefined;
 
 function stopAll(): Promise<void> {
   stopping ??= (async () => {
-    if (agent && agent.exitCode === null) {
-      agent.kill('SIGTERM');
-      await new Promise((resolve) => agent?.once('exit', resolve));
-    }
-    await Promise.all([leader?.stop(), member?.stop()]);
+    await Promise.all(processes.filter((p) => p.exitCode === null).map(async (p) => {
+      p.kill('SIGTERM');
+      await new Promise((resolve) => p.once('exit', resolve));
+    }));
+    await Promise.all(controlPlanes.map((cp) => cp.stop()));
   })();
   return stopping;
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    say(`${signal}: stopping the agent and both control planes`);
+    say(`${signal}: stopping the agents, the leader and the control planes`);
     void stopAll().then(() => process.exit(130));
   });
 }
@@ -56,97 +57,147 @@ async function run(cmd: string, args: readonly string[], input?: string): Promis
   return (await child).stdout;
 }
 
-async function main(): Promise<void> {
-  const bins = k8sBins();
-  say('starting a leader and a member control plane (etcd + kube-apiserver each, on loopback)');
-  [leader, member] = await Promise.all([startControlPlane('demo-leader'), startControlPlane('demo-member')]);
-  show(`leader ${leader.server}\nmember ${member.server}`);
-  const l = leader;
-  const m = member;
-  const kubectl = (cp: ControlPlane, args: readonly string[], input?: string) => run(bins.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], input);
-  const helm = (cp: ControlPlane, args: readonly string[]) => run(bins.helm, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+const bins = k8sBins();
+const kubectl = (cp: ControlPlane, args: readonly string[], input?: string) => run(bins.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], input);
+const helm = (cp: ControlPlane, args: readonly string[]) => run(bins.helm, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-demo-'));
 
-  say('leader: helm install (mode=leader): CRDs, the leader namespace, the member Role');
+/** A kubeconfig holding only the token of the chart's ServiceAccount `sa` in `namespace`. */
+async function serviceAccountKubeconfig(cp: ControlPlane, namespace: string, instance: string): Promise<{ sa: string; file: string }> {
+  const sa = (await cp.adminConfig().makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace, labelSelector: `app.kubernetes.io/instance=${instance}` })).items[0]?.metadata?.name;
+  if (!sa) throw new Error(`the chart created no ServiceAccount in ${cp.name}/${namespace}`);
+  const token = await issueToken(cp.adminConfig(), namespace, sa);
+  const file = path.join(dir, `${cp.name}-${sa}.kubeconfig`);
+  writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [ { name: cluster, cluster: { server: ${cp.server}, certificate-authority: ${cp.caFile} } } ]
+users: [ { name: ${sa}, user: { token: ${token} } } ]
+contexts: [ { name: sa, context: { cluster: cluster, user: ${sa} } } ]
+current-context: sa
+`, { mode: 0o600 });
+  return { sa, file };
+}
+
+function spawnCli(name: string, args: readonly string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [...cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const log: string[] = [];
+  child.stdout.on('data', (chunk: Buffer) => { log.push(...chunk.toString('utf8').split('\n').filter(Boolean)); });
+  child.once('exit', (code) => {
+    if (!stopping) {
+      process.stderr.write(`${name} exited (${String(code)}); last log lines:\n${log.slice(-20).join('\n')}\n`);
+      void stopAll().then(() => process.exit(1));
+    }
+  });
+  processes.push(child);
+  return child;
+}
+
+async function joinMember(l: ControlPlane, m: ControlPlane, id: string): Promise<void> {
+  say(`${id}: helm install clusterset-agent (CRDs, ServiceAccount, least-privilege RBAC, config)`);
+  show(await helm(m, ['install', 'clusterset-agent', chart, '--namespace', AGENT_NS, '--create-namespace']));
+  say(`leader: clusterset-agent leader create-member-token --member-id ${id} | kubectl apply (${id})`);
+  const secretYaml = await run(process.execPath, [...cli, 'leader', 'create-member-token', '--member-id', id, '--kubeconfig', l.kubeconfigPath,
+    '--member-namespace', AGENT_NS]);
+  show(await kubectl(m, ['apply', '-f', '-'], secretYaml));
+  const { sa, file } = await serviceAccountKubeconfig(m, AGENT_NS, 'clusterset-agent');
+  const configMap = parse(await kubectl(m, ['get', 'configmap', '-n', AGENT_NS, '-l', 'app.kubernetes.io/instance=clusterset-agent', '-o', 'yaml'])) as { items: { data?: Record<string, string> }[] };
+  const configText = Object.values(configMap.items[0]?.data ?? {})[0];
+  if (!configText) throw new Error('the chart rendered no agent config');
+  const configFile = path.join(dir, `${id}-config.yaml`);
+  writeFileSync(configFile, configText);
+  say(`${id}: the agent as a local process with only the token of ServiceAccount ${AGENT_NS}/${sa} and the chart's config`);
+  spawnCli(`${id} agent`, ['run', '--config', configFile, '--kubeconfig', file, '--namespace', AGENT_NS,
+    '--heartbeat-interval', values.interval, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { POD_NAMESPACE: AGENT_NS });
+  await kubectl(m, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
+kind: ClusterSet
+metadata: { name: ${CLUSTERSET_ID}, namespace: ${AGENT_NS} }
+spec:
+  clusterID: ${id}
+  namespace: ${LEADER_NS}
+  leaders: [ { clusterID: leader, server: "${l.server}", secret: leader-token } ]
+`);
+}
+
+async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return false;
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  say('starting a leader and two members, east and west (etcd + kube-apiserver each, on loopback)');
+  const [l, east, west] = await Promise.all([startControlPlane('demo-leader'), startControlPlane('demo-east'), startControlPlane('demo-west')]);
+  controlPlanes.push(l, east, west);
+  show(`leader ${l.server}\neast   ${east.server}\nwest   ${west.server}`);
+
+  say('leader: helm install (mode=leader): CRDs, the leader namespace, the member Role, admission policies, the leader controller');
   show(await helm(l, ['install', 'clusterset-leader', chart, '--set', 'mode=leader', '--namespace', 'default']));
   await kubectl(l, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
 kind: ClusterSet
 metadata: { name: ${CLUSTERSET_ID}, namespace: ${LEADER_NS} }
 spec: { clusterID: leader, leaders: [ { clusterID: leader } ] }
 `);
+  const leaderAccess = await serviceAccountKubeconfig(l, 'default', 'clusterset-leader');
+  say(`leader: clusterset-agent leader run, as a local process with only the token of ServiceAccount default/${leaderAccess.sa}`);
+  spawnCli('leader', ['leader', 'run', '--kubeconfig', leaderAccess.file, '--namespace', 'default',
+    '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { CSA_LEADER_NAMESPACE: LEADER_NS });
 
-  say('member: helm install clusterset-agent (CRDs, ServiceAccount, least-privilege RBAC, config)');
-  show(await helm(m, ['install', 'clusterset-agent', chart, '--namespace', AGENT_NS, '--create-namespace']));
+  await joinMember(l, east, 'east');
+  await joinMember(l, west, 'west');
+  for (const m of [east, west]) {
+    await waitFor(`${m.name} ClusterSet Ready`, async () => readyCondition(await clusterSetApi(m.adminConfig()).get(CLUSTERSET_ID))?.status === 'True', { timeoutMs: 60_000, intervalMs: 250 });
+  }
+  say('east, west: kubectl get clustersets');
+  show(await kubectl(east, ['get', 'clustersets', '-n', AGENT_NS]));
+  show(await kubectl(west, ['get', 'clustersets', '-n', AGENT_NS]));
+  await waitFor('both members ready on the leader', async () => {
+    const cs = (await l.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: 'multicluster.crd.antrea.io', version: 'v1alpha2', plural: 'clustersets', namespace: LEADER_NS, name: CLUSTERSET_ID })) as { status?: { readyClusters?: number } };
+    return cs.status?.readyClusters === 2;
+  }, { timeoutMs: 60_000, intervalMs: 250 });
+  say('leader: kubectl get clustersets,memberclusterannounces (liveness from each announce\'s touch-ts)');
+  show(await kubectl(l, ['get', 'clustersets', '-n', LEADER_NS]));
+  show(await kubectl(l, ['get', 'clusterset', CLUSTERSET_ID, '-n', LEADER_NS, '-o',
+    'jsonpath={range .status.clusterStatuses[*]}{.clusterID}{"\\t"}{.conditions[0].type}={.conditions[0].status}{"\\t"}{.conditions[0].reason}{"\\n"}{end}']));
 
-  say('leader: clusterset-agent leader create-member-token --member-id east | kubectl apply (member)');
-  const secretYaml = await run(process.execPath, [...cli, 'leader', 'create-member-token', '--member-id', 'east', '--kubeconfig', l.kubeconfigPath,
-    '--member-namespace', AGENT_NS]);
-  show(await kubectl(m, ['apply', '-f', '-'], secretYaml));
-
-  say('member: the agent runs as a local process with only the chart ServiceAccount token (no pods here)');
-  const sa = (await m.adminConfig().makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace: AGENT_NS, labelSelector: 'app.kubernetes.io/instance=clusterset-agent' })).items[0]?.metadata?.name;
-  if (!sa) throw new Error('the chart created no ServiceAccount');
-  const token = await issueToken(m.adminConfig(), AGENT_NS, sa);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-demo-'));
-  const kubeconfig = path.join(dir, 'agent.kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1
-kind: Config
-clusters: [ { name: member, cluster: { server: ${m.server}, certificate-authority: ${m.caFile} } } ]
-users: [ { name: ${sa}, user: { token: ${token} } } ]
-contexts: [ { name: agent, context: { cluster: member, user: ${sa} } } ]
-current-context: agent
-`, { mode: 0o600 });
-  const configMap = parse(await kubectl(m, ['get', 'configmap', '-n', AGENT_NS, '-l', 'app.kubernetes.io/instance=clusterset-agent', '-o', 'yaml'])) as { items: { data?: Record<string, string> }[] };
-  const configText = Object.values(configMap.items[0]?.data ?? {})[0];
-  if (!configText) throw new Error('the chart rendered no agent config');
-  const configFile = path.join(dir, 'config.yaml');
-  writeFileSync(configFile, configText);
-  show(`ServiceAccount ${AGENT_NS}/${sa}; config from the chart's ConfigMap`);
-  agent = spawn(process.execPath, [...cli, 'run', '--config', configFile, '--kubeconfig', kubeconfig, '--namespace', AGENT_NS,
-    '--heartbeat-interval', values.interval, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, POD_NAMESPACE: AGENT_NS } });
-  const agentLog: string[] = [];
-  agent.stdout?.on('data', (chunk: Buffer) => { agentLog.push(...chunk.toString('utf8').split('\n').filter(Boolean)); });
-  agent.once('exit', (code) => {
-    if (!stopping) {
-      process.stderr.write(`agent exited (${String(code)}); last log lines:\n${agentLog.slice(-20).join('\n')}\n`);
-      void stopAll().then(() => process.exit(1));
-    }
-  });
-
-  say('member: kubectl apply ClusterSet');
-  await kubectl(m, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
-kind: ClusterSet
-metadata: { name: ${CLUSTERSET_ID}, namespace: ${AGENT_NS} }
-spec:
-  clusterID: east
-  namespace: ${LEADER_NS}
-  leaders: [ { clusterID: leader, server: "${l.server}", secret: leader-token } ]
-`);
-  show(await kubectl(m, ['get', 'clustersets', '-n', AGENT_NS]));
-  await waitFor('ClusterSet Ready', async () => readyCondition(await clusterSetApi(m.adminConfig()).get(CLUSTERSET_ID))?.status === 'True', { timeoutMs: 60_000, intervalMs: 250 });
-  say('member: kubectl get clustersets (Ready)');
-  show(await kubectl(m, ['get', 'clustersets', '-n', AGENT_NS]));
-  show(await kubectl(l, ['get', 'memberclusterannounces', '-n', LEADER_NS, '-o', 'custom-columns=NAME:.metadata.name,CLUSTER:.clusterID,CLUSTERSET:.clusterSetID,LAST-SEEN:.metadata.annotations.touch-ts']));
-
-  say('leader: publish a ResourceImport for Service default/web');
-  await leaderImports(l.adminConfig()).create(serviceImportRI('default', 'web', [{ name: 'http', port: 80 }]));
-  await waitFor('imported Service', async () => {
+  say('east: a Service default/web with one ready endpoint, and a ServiceExport for it');
+  const svc = await east.adminConfig().makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } });
+  await east.adminConfig().makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({ namespace: 'default', body: {
+    metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  } });
+  await kubectl(east, ['apply', '-f', '-'], 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: { name: web, namespace: default }\n');
+  show(`east's Service web has ClusterIP ${svc.spec?.clusterIP ?? '?'}`);
+  const westCore = west.adminConfig().makeApiClient(CoreV1Api);
+  await waitFor('antrea-mc-web in west with east\'s endpoint', async () => {
     try {
-      await m.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'default', name: 'antrea-mc-web' });
-      return true;
+      const ep = await westCore.readNamespacedEndpoints({ namespace: 'default', name: 'antrea-mc-web' });
+      return (ep.subsets ?? []).some((s) => (s.addresses ?? []).some((a) => a.ip === svc.spec?.clusterIP));
     } catch {
       return false;
     }
   }, { timeoutMs: 60_000, intervalMs: 250 });
-  say('member: the imported Service and ServiceImport');
-  show(await kubectl(m, ['get', 'services,serviceimports', '-n', 'default', '-l', 'app.kubernetes.io/managed-by=clusterset-agent']));
+  say('leader: the ResourceExports from east and the ResourceImports the leader made of them');
+  show(await kubectl(l, ['get', 'resourceexports,resourceimports', '-n', LEADER_NS]));
+  say('west: the imported Service, its Endpoints (east\'s ClusterIP) and the ServiceImport');
+  show(await kubectl(west, ['get', 'services,endpoints,serviceimports', '-n', 'default', '-l', 'app.kubernetes.io/managed-by=clusterset-agent']));
+
+  say('east: kubectl delete clusterset (east leaves the ClusterSet)');
+  show(await kubectl(east, ['delete', 'clusterset', CLUSTERSET_ID, '-n', AGENT_NS]));
+  await waitFor('antrea-mc-web gone from west', async () => !(await exists(() => westCore.readNamespacedService({ namespace: 'default', name: 'antrea-mc-web' }))), { timeoutMs: 60_000, intervalMs: 250 });
+  say('west: the import is gone with east');
+  show(await kubectl(west, ['get', 'services', '-n', 'default']));
+  show(await kubectl(l, ['get', 'clustersets', '-n', LEADER_NS]));
 
   if (values.once) {
     say('done (--once): stopping');
     await stopAll();
     return;
   }
-  say(`running; kubeconfigs: leader ${l.kubeconfigPath}, member ${m.kubeconfigPath}. Ctrl-C stops everything.`);
+  say(`running; kubeconfigs: leader ${l.kubeconfigPath}, east ${east.kubeconfigPath}, west ${west.kubeconfigPath}. Ctrl-C stops everything.`);
   await new Promise(() => undefined);
 }
 
