@@ -33,6 +33,20 @@ const FULLNAME = 'csa-clusterset-agent';
 const CLUSTER_ROLE = `${RELEASE_NS}-${FULLNAME}`;
 const OTHER_NS = 'default';
 const LEADER_POLICY = 'clusterset-agent-resourceexports-antrea-multicluster';
+const ANNOUNCE_POLICY = 'clusterset-agent-memberclusterannounces-antrea-multicluster';
+/** What `leader run` may do in the leader namespace, and nothing more (leader-mode.test.ts runs it with exactly this). */
+const LEADER_CONTROLLER_RULES = [
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['memberclusterannounces'], verbs: ['get', 'list', 'watch', 'update', 'delete'] },
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceexports'], verbs: ['get', 'list', 'watch', 'update', 'delete'] },
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceexports/status'], verbs: ['update'] },
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['resourceimports'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['clustersets'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['multicluster.crd.antrea.io'], resources: ['clustersets/status'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch', 'create'] },
+  { apiGroups: [''], resources: ['configmaps'], resourceNames: ['clusterset-member-ids'], verbs: ['get', 'update'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
 
 // ---------------------------------------------------------------------------------------------
 // helm
@@ -421,14 +435,25 @@ describe('Helm chart: lint, schema and rendering', () => {
     }
   });
 
-  it('renders only the leader Namespace, Antrea member Role and ResourceExport admission policy in mode=leader', async () => {
+  it('renders in mode=leader: the leader Namespace, Antrea\'s member Role, both admission policies and the leader controller with its own Role', async () => {
     const docs = await render({ mode: 'leader' });
+    const fullname = `${RELEASE}-clusterset-agent`;
     assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`).sort(),
-      ['Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`,
-        `ValidatingAdmissionPolicy//${LEADER_POLICY}`, `ValidatingAdmissionPolicyBinding//${LEADER_POLICY}`]);
-    assert.deepEqual(ruleShape((find(docs, 'Role') as V1Role).rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
-    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false })), ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
-    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false, 'leader.admissionPolicy.create': false })), []);
+      [`Deployment/${RELEASE_NS}/${fullname}-leader`, 'Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`,
+        `Role/antrea-multicluster/${fullname}-leader`, `RoleBinding/antrea-multicluster/${fullname}-leader`, `ServiceAccount/${RELEASE_NS}/${fullname}`,
+        `ValidatingAdmissionPolicy//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicy//${LEADER_POLICY}`,
+        `ValidatingAdmissionPolicyBinding//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicyBinding//${LEADER_POLICY}`]);
+    const roles = docs.filter((d) => d.kind === 'Role') as V1Role[];
+    assert.deepEqual(ruleShape(roles.find((r) => r.metadata?.name === MEMBER_ROLE_NAME)?.rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
+    assert.deepEqual(roles.find((r) => r.metadata?.name === `${fullname}-leader`)?.rules, LEADER_CONTROLLER_RULES);
+    const deployment = find(docs, 'Deployment') as V1Deployment;
+    assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.args, ['leader', 'run']);
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.controller.enabled': false })),
+      ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding']);
+    assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false, 'leader.admissionPolicy.create': false, 'leader.controller.enabled': false })), []);
+    // Two replicas elect one through a Lease they may write in the release namespace.
+    const ha = await render({ mode: 'leader', 'leader.controller.replicaCount': 2 });
+    assert.ok(ha.some((d) => d.kind === 'Role' && d.metadata.name === `${fullname}-leader-election`));
     // test/integration/export-admission.test.ts exercises the policy itself.
   });
 });
@@ -528,7 +553,7 @@ describe('Helm chart installed into real control planes', () => {
     await assert.rejects(core.listSecretForAllNamespaces(), (err) => statusCode(err) === 403);
   });
 
-  it('installs in mode=leader into another control plane: the leader namespace and exactly Antrea\'s member Role', async () => {
+  it('installs in mode=leader into another control plane: the leader namespace, Antrea\'s member Role, the policies and the leader controller', async () => {
     assert.ok(leader, 'leader control plane started');
     const cp = leader;
     const res = await helm(['install', 'csa-leader', CHART, '--namespace', 'csa-leader', '--create-namespace', '--set', 'mode=leader'], cp.kubeconfigPath);
@@ -547,9 +572,10 @@ describe('Helm chart installed into real control planes', () => {
     await admission.readValidatingAdmissionPolicy({ name: LEADER_POLICY });
     assert.equal((await admission.readValidatingAdmissionPolicyBinding({ name: LEADER_POLICY })).spec?.paramRef?.name, 'clusterset-member-ids');
 
-    // Nothing of the member agent: no workload, no ServiceAccount, no agent RBAC.
-    assert.deepEqual((await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces()).items.map((d) => d.metadata?.name), []);
-    assert.deepEqual((await core.listNamespacedServiceAccount({ namespace: 'csa-leader' })).items, []);
+    await admission.readValidatingAdmissionPolicy({ name: ANNOUNCE_POLICY });
+    // The leader controller, not the member agent: one Deployment running `leader run`, no agent config or ClusterRole.
+    assert.deepEqual((await kc.makeApiClient(AppsV1Api).listDeploymentForAllNamespaces()).items.map((d) => d.metadata?.name), ['csa-leader-clusterset-agent-leader']);
+    assert.deepEqual((await core.listNamespacedServiceAccount({ namespace: 'csa-leader' })).items.map((sa) => sa.metadata?.name), ['csa-leader-clusterset-agent']);
     assert.deepEqual((await core.listNamespacedConfigMap({ namespace: 'csa-leader', labelSelector: 'app.kubernetes.io/instance=csa-leader' })).items, []);
     assert.deepEqual((await rbac.listClusterRole({ labelSelector: 'app.kubernetes.io/instance=csa-leader' })).items, []);
 
