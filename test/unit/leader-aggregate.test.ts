@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport } from '../../src/api/types.js';
+import {
+  dependentImportKeys, hasLeaderFinalizer, importKeyOf, planImport, withoutLeaderFinalizers,
+} from '../../src/leader/aggregate.js';
+
+const NS = 'antrea-multicluster';
+
+function serviceRE(cluster: string, name: string, ports: { name?: string; port: number; protocol?: string }[], created: string, extra: Partial<ResourceExport['metadata']> = {}): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-team-a-${name}-service`, namespace: NS, creationTimestamp: created as unknown as Date, labels: { sourceClusterID: cluster, sourceKind: 'Service', sourceName: name, sourceNamespace: 'team-a' }, ...extra },
+    spec: { clusterID: cluster, name, namespace: 'team-a', kind: 'Service', service: { serviceSpec: { ports: ports.map((p) => ({ ...p, targetPort: 8080 as never })) } } },
+  };
+}
+
+function endpointsRE(cluster: string, name: string, ip: string, extra: Partial<ResourceExport['metadata']> = {}): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-team-a-${name}-endpoints`, namespace: NS, labels: { sourceClusterID: cluster, sourceKind: 'Endpoints', sourceName: name, sourceNamespace: 'team-a' }, ...extra },
+    spec: { clusterID: cluster, name, namespace: 'team-a', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
+  };
+}
+
+const deleting = { deletionTimestamp: '2026-12-02T10:00:00Z' as unknown as Date, finalizers: [RESOURCE_EXPORT_FINALIZER] };
+
+describe('import keys', () => {
+  it('derives Antrea\'s ResourceImport names', () => {
+    assert.equal(importKeyOf(serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z')), 'team-a-web-service');
+    assert.equal(importKeyOf(endpointsRE('east', 'web', '10.0.0.1')), 'team-a-web-endpoints');
+    assert.equal(importKeyOf({ metadata: { name: 'east-clusterinfo' }, spec: { kind: 'ClusterInfo', clusterID: 'east' } }), 'east-clusterinfo');
+    assert.equal(importKeyOf({ metadata: { name: 'east-0123456789abcdef' }, spec: { kind: 'LabelIdentity' } }), undefined, 'not aggregated here');
+  });
+
+  it('a Service export also feeds the Endpoints import of the same Service', () => {
+    assert.deepEqual(dependentImportKeys(serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z')), ['team-a-web-service', 'team-a-web-endpoints']);
+    assert.deepEqual(dependentImportKeys(endpointsRE('east', 'web', '10.0.0.1')), ['team-a-web-endpoints']);
+  });
+});
+
+describe('planImport: Service', () => {
+  it('imports the first exporter\'s ports (name, port, protocol) as a ClusterSetIP ServiceImport', () => {
+    const plan = planImport('team-a-web-service', [serviceRE('east', 'web', [{ name: 'http', port: 80, protocol: 'TCP' }], '2026-01-01T00:00:00Z')]);
+    assert.deepEqual(plan.spec, { name: 'web', namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' } } });
+    assert.deepEqual([...plan.verdicts], [['east-team-a-web-service', { ok: true }]]);
+  });
+
+  it('the oldest exporter wins whatever the order given; a later one with other ports fails with a message naming both', () => {
+    const east = serviceRE('east', 'web', [{ name: 'http', port: 80 }], '2026-01-01T00:00:00Z');
+    const west = serviceRE('west', 'web', [{ name: 'http', port: 81 }], '2026-01-02T00:00:00Z');
+    for (const order of [[east, west], [west, east]]) {
+      const plan = planImport('team-a-web-service', order);
+      assert.deepEqual(plan.spec?.serviceImport?.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
+      assert.deepEqual(plan.verdicts.get('east-team-a-web-service'), { ok: true });
+      const verdict = plan.verdicts.get('west-team-a-web-service');
+      assert.equal(verdict?.ok, false);
+      assert.match(verdict.ok ? '' : verdict.message, /ports http:81\/TCP of cluster west conflict with http:80\/TCP exported first by cluster east/);
+    }
+  });
+
+  it('the same ports in another order agree', () => {
+    const east = serviceRE('east', 'web', [{ name: 'a', port: 80 }, { name: 'b', port: 443 }], '2026-01-01T00:00:00Z');
+    const west = serviceRE('west', 'web', [{ name: 'b', port: 443 }, { name: 'a', port: 80 }], '2026-01-02T00:00:00Z');
+    assert.deepEqual(planImport('team-a-web-service', [east, west]).verdicts.get('west-team-a-web-service'), { ok: true });
+  });
+
+  it('when the winner is withdrawn the next exporter\'s ports are imported; with none left there is no import', () => {
+    const east = serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z', deleting);
+    const west = serviceRE('west', 'web', [{ port: 81 }], '2026-01-02T00:00:00Z');
+    assert.deepEqual(planImport('team-a-web-service', [east, west]).spec?.serviceImport?.spec?.ports, [{ port: 81, protocol: 'TCP' }]);
+    assert.equal(planImport('team-a-web-service', [east]).spec, undefined);
+  });
+});
+
+describe('planImport: Endpoints', () => {
+  const east = serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z');
+  it('merges the subsets of every cluster whose Service export was accepted, ordered by export name', () => {
+    const west = serviceRE('west', 'web', [{ port: 80 }], '2026-01-02T00:00:00Z');
+    const plan = planImport('team-a-web-endpoints', [endpointsRE('west', 'web', '10.0.0.2'), endpointsRE('east', 'web', '10.0.0.1'), west, east]);
+    assert.deepEqual(plan.spec?.kind, 'Endpoints');
+    assert.deepEqual(plan.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), ['10.0.0.1', '10.0.0.2']);
+  });
+
+  it('leaves out a cluster whose Service export conflicts, and says why', () => {
+    const west = serviceRE('west', 'web', [{ port: 81 }], '2026-01-02T00:00:00Z');
+    const plan = planImport('team-a-web-endpoints', [endpointsRE('east', 'web', '10.0.0.1'), endpointsRE('west', 'web', '10.0.0.2'), east, west]);
+    assert.deepEqual(plan.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), ['10.0.0.1']);
+    const verdict = plan.verdicts.get('west-team-a-web-endpoints');
+    assert.equal(verdict?.ok, false);
+  });
+
+  it('waits for the Service export: endpoints without one are neither imported nor judged', () => {
+    const plan = planImport('team-a-web-endpoints', [endpointsRE('east', 'web', '10.0.0.1')]);
+    assert.equal(plan.spec, undefined);
+    assert.equal(plan.verdicts.size, 0);
+  });
+
+  it('drops a withdrawn exporter\'s endpoints', () => {
+    const plan = planImport('team-a-web-endpoints', [endpointsRE('east', 'web', '10.0.0.1', deleting), east]);
+    assert.equal(plan.spec, undefined);
+  });
+});
+
+describe('planImport: ClusterInfo', () => {
+  it('copies clusterInfo into the lower-case clusterinfo of a same-named import, naming the export', () => {
+    const info = { clusterID: 'east', serviceCIDR: '10.96.0.0/12', gatewayInfos: [{ gatewayIP: '172.18.0.10' }] };
+    const plan = planImport('east-clusterinfo', [{ metadata: { name: 'east-clusterinfo', namespace: NS }, spec: { kind: 'ClusterInfo', clusterID: 'east', name: 'east', namespace: 'kube-system', clusterInfo: info } }]);
+    assert.deepEqual(plan.spec, { kind: 'ClusterInfo', name: 'east-clusterinfo', namespace: NS, clusterinfo: info });
+    assert.equal(plan.verdicts.size, 0, 'Antrea writes no status on ClusterInfo exports');
+  });
+});
+
+describe('finalizers', () => {
+  it('knows the current and the legacy finalizer, and removes only those', () => {
+    assert.ok(hasLeaderFinalizer({ metadata: { finalizers: [RESOURCE_EXPORT_LEGACY_FINALIZER] } }));
+    assert.ok(!hasLeaderFinalizer({ metadata: { finalizers: ['other'] } }));
+    assert.deepEqual(withoutLeaderFinalizers([RESOURCE_EXPORT_FINALIZER, 'other', RESOURCE_EXPORT_LEGACY_FINALIZER]), ['other']);
+  });
+});

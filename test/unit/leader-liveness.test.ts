@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterSet, MemberClusterAnnounce } from '../../src/api/types.js';
+import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/liveness.js';
+import { memberIdsData } from '../../src/leader/member-ids.js';
+
+const T0 = Date.parse('2026-12-02T10:00:00Z');
+const TIMEOUT = 30_000;
+
+function announce(clusterID: string, touch: string | undefined): MemberClusterAnnounce {
+  return {
+    metadata: { name: `member-announce-from-${clusterID}`, ...(touch === undefined ? {} : { annotations: { 'touch-ts': touch } }) },
+    clusterID, clusterSetID: 'cs', leaderClusterID: 'leader',
+  };
+}
+
+const leaderCS = (status?: ClusterSet['status']): ClusterSet => ({
+  metadata: { name: 'cs', generation: 3 },
+  spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] },
+  ...(status === undefined ? {} : { status }),
+});
+
+describe('memberLiveness', () => {
+  it('is ready until touch-ts + timeout inclusive, then Disconnected with Antrea\'s message', () => {
+    const a = announce('east', '2026-12-02T10:00:00Z');
+    assert.deepEqual(memberLiveness(a, T0 + TIMEOUT, TIMEOUT), { clusterID: 'east', ready: true, message: 'Member Connected', expiresAt: T0 + TIMEOUT, lastBeat: T0 });
+    const late = memberLiveness(a, T0 + TIMEOUT + 1, TIMEOUT);
+    assert.equal(late.ready, false);
+    assert.equal(late.message, 'No MemberClusterAnnounce update after 2026-12-02T10:00:00.000Z');
+    assert.equal(late.expiresAt, undefined);
+  });
+
+  it('depends on the stored touch-ts only, so a restarted leader gives the same answer', () => {
+    const a = announce('east', '2026-12-02T10:00:00Z');
+    assert.deepEqual(memberLiveness(a, T0 + 60_000, TIMEOUT), memberLiveness(structuredClone(a), T0 + 60_000, TIMEOUT));
+  });
+
+  it('a missing or malformed touch-ts is not ready, and says so', () => {
+    for (const touch of [undefined, 'yesterday', '2026-12-02 10:00:00']) {
+      const l = memberLiveness(announce('east', touch), T0, TIMEOUT);
+      assert.equal(l.ready, false, String(touch));
+      assert.match(l.message, /has no valid touch-ts annotation/);
+    }
+  });
+});
+
+describe('leaderClusterSetStatus', () => {
+  const now = T0 + 5_000;
+  it('counts members, sorts them by ID and is Ready=True when all are ready (also with none)', () => {
+    const members = [memberLiveness(announce('west', '2026-12-02T10:00:00Z'), now, TIMEOUT), memberLiveness(announce('east', '2026-12-02T10:00:00Z'), now, TIMEOUT)];
+    const status = leaderClusterSetStatus(leaderCS(), members, now);
+    assert.equal(status.totalClusters, 2);
+    assert.equal(status.readyClusters, 2);
+    assert.equal(status.observedGeneration, 3);
+    assert.deepEqual(status.clusterStatuses?.map((s) => s.clusterID), ['east', 'west']);
+    assert.deepEqual(status.conditions, [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T10:00:05Z' }]);
+    assert.deepEqual(status.clusterStatuses?.[0]?.conditions, [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T10:00:05Z', message: 'Member Connected', reason: 'Connected' }]);
+    assert.equal(leaderClusterSetStatus(leaderCS(), [], now).conditions?.[0]?.status, 'True');
+  });
+
+  it('is False NoReadyCluster when any member is not ready', () => {
+    const members = [memberLiveness(announce('east', '2026-12-02T10:00:00Z'), now, TIMEOUT), memberLiveness(announce('west', '2026-12-02T09:00:00Z'), now, TIMEOUT)];
+    const status = leaderClusterSetStatus(leaderCS(), members, now);
+    assert.equal(status.readyClusters, 1);
+    assert.equal(status.conditions?.[0]?.status, 'False');
+    assert.equal(status.conditions?.[0]?.reason, 'NoReadyCluster');
+    assert.equal(status.clusterStatuses?.[1]?.conditions?.[0]?.reason, 'Disconnected');
+  });
+
+  it('keeps transition times while nothing changes, so an unchanged world yields an identical status (no write)', () => {
+    const first = leaderClusterSetStatus(leaderCS(), [memberLiveness(announce('east', '2026-12-02T10:00:00Z'), now, TIMEOUT)], now);
+    const later = now + 20_000;
+    const again = leaderClusterSetStatus(leaderCS(first), [memberLiveness(announce('east', '2026-12-02T10:00:20Z'), later, TIMEOUT)], later);
+    assert.deepEqual(again, first);
+    const gone = later + 60_000;
+    const flipped = leaderClusterSetStatus(leaderCS(first), [memberLiveness(announce('east', '2026-12-02T10:00:20Z'), gone, TIMEOUT)], gone);
+    assert.equal(flipped.clusterStatuses?.[0]?.conditions?.[0]?.lastTransitionTime, '2026-12-02T10:01:25Z');
+  });
+
+  it('is False NotLeader when the ClusterSet does not name its own cluster ID among its leaders', () => {
+    const cs = leaderCS();
+    const status = leaderClusterSetStatus({ ...cs, spec: { clusterID: 'leader', leaders: [{ clusterID: 'other' }] } }, [], now);
+    assert.equal(status.conditions?.[0]?.reason, 'NotLeader');
+    assert.match(status.conditions?.[0]?.message ?? '', /local cluster leader is not defined as leader in ClusterSet/);
+  });
+});
+
+describe('memberIdsData', () => {
+  const sa = (name: string, id?: string) => ({ metadata: { name, ...(id === undefined ? {} : { annotations: { 'multicluster.antrea.io/cluster-id': id } }) } });
+  it('maps annotated ServiceAccounts to their cluster IDs, plus the leader ClusterSet\'s IDs under reserved keys', () => {
+    const plan = memberIdsData([sa('member-west', 'west'), sa('member-east', 'east'), sa('default')], [leaderCS()]);
+    assert.deepEqual(plan.data, { 'member-east': 'east', 'member-west': 'west', ClusterSetID: 'cs', LeaderClusterID: 'leader' });
+    assert.deepEqual(plan.problems, []);
+  });
+
+  it('fails closed: two ServiceAccounts claiming one ID, an invalid ID, or no single valid ClusterSet are left out and reported', () => {
+    const plan = memberIdsData([sa('a', 'east'), sa('b', 'east'), sa('c', 'Not_Valid'), sa('d', 'west')], [leaderCS(), { ...leaderCS(), metadata: { name: 'cs2' } }]);
+    assert.deepEqual(plan.data, { d: 'west' });
+    assert.equal(plan.problems.length, 3);
+    assert.match(plan.problems.join('\n'), /ServiceAccounts a, b all claim cluster ID east/);
+    assert.match(plan.problems.join('\n'), /2 leader ClusterSets in the namespace \(cs, cs2\)/);
+  });
+});
