@@ -30,6 +30,7 @@ import {
   type ResourceImportSpec,
 } from '../api/types.js';
 import type { EventRecorder } from '../events/recorder.js';
+import type { AgentMetrics } from '../metrics/metrics.js';
 import { sameCanonical } from '../kube/canonical.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { ResilientInformer } from '../kube/informer.js';
@@ -63,6 +64,7 @@ export interface LeaderControllerOptions {
   readonly staleMemberMs: number;
   readonly logger: winston.Logger;
   readonly events?: EventRecorder;
+  readonly metrics?: Pick<AgentMetrics, 'setLeaderMembers' | 'recordLeaderWrite'>;
   readonly memberIdsConfigMap?: string;
   /** @default 4 */
   readonly concurrency?: number;
@@ -89,6 +91,7 @@ export class LeaderController {
   readonly #objects: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #events: EventRecorder | undefined;
+  readonly #metrics: LeaderControllerOptions['metrics'];
   readonly #now: () => number;
   readonly #memberTimeoutMs: number;
   readonly #staleMemberMs: number;
@@ -113,6 +116,7 @@ export class LeaderController {
     this.#objects = options.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#events = options.events;
+    this.#metrics = options.metrics;
     this.#now = options.now ?? Date.now;
     this.#memberTimeoutMs = options.memberTimeoutMs;
     this.#staleMemberMs = options.staleMemberMs;
@@ -251,6 +255,7 @@ export class LeaderController {
       if (existing === undefined || !this.#seenKeys.has(key)) return;
       try {
         await this.#objects.deleteNamespacedCustomObject({ ...ref, name: key });
+        this.#metrics?.recordLeaderWrite('resourceimports', 'delete');
         this.#log.info('ResourceImport deleted: no export feeds it any more', { resourceImport: key });
       } catch (err) {
         if (!isNotFound(err)) throw err;
@@ -267,6 +272,7 @@ export class LeaderController {
     if (existing === undefined) {
       try {
         await this.#objects.createNamespacedCustomObject({ ...ref, body });
+        this.#metrics?.recordLeaderWrite('resourceimports', 'create');
         this.#log.info('ResourceImport created', { resourceImport: key, kind: spec.kind });
       } catch (err) {
         // Our cache is behind: the informer event brings the object and another pass.
@@ -276,6 +282,7 @@ export class LeaderController {
     }
     if (isDeleting(existing)) throw new Error(`ResourceImport ${key} is being deleted; it is re-created once it is gone`);
     await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, spec, metadata: { ...existing.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    this.#metrics?.recordLeaderWrite('resourceimports', 'update');
     this.#log.info('ResourceImport updated', { resourceImport: key, kind: spec.kind });
   }
 
@@ -291,6 +298,7 @@ export class LeaderController {
         ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re),
         body: { ...re, status: { conditions: [condition] } },
       });
+      this.#metrics?.recordLeaderWrite('resourceexports', 'status');
     } catch (err) {
       if (isNotFound(err)) return;
       throw err;
@@ -311,6 +319,7 @@ export class LeaderController {
         ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re),
         body: { ...re, metadata: { ...re.metadata, finalizers } },
       });
+      this.#metrics?.recordLeaderWrite('resourceexports', 'update');
       this.#log.info('ResourceExport released after its import was updated', { resourceExport: nameOf(re) });
     } catch (err) {
       if (isNotFound(err)) return;
@@ -335,6 +344,7 @@ export class LeaderController {
       for (const re of theirs) {
         try {
           await this.#objects.deleteNamespacedCustomObject({ ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re) });
+          this.#metrics?.recordLeaderWrite('resourceexports', 'delete');
         } catch (err) {
           if (!isNotFound(err)) throw err;
         }
@@ -358,6 +368,7 @@ export class LeaderController {
       );
       try {
         await this.#objects.deleteNamespacedCustomObject({ ...ref, name, ...(announce.metadata?.uid ? { body: { preconditions: { uid: announce.metadata.uid } } } : {}) });
+        this.#metrics?.recordLeaderWrite('memberclusterannounces', 'delete');
       } catch (err) {
         if (!isNotFound(err) && !isConflict(err)) throw err;
       }
@@ -375,6 +386,7 @@ export class LeaderController {
         ...refOf(MEMBER_CLUSTER_ANNOUNCE), namespace: this.#ns, name: nameOf(announce),
         body: { ...announce, metadata: { ...announce.metadata, finalizers } },
       });
+      this.#metrics?.recordLeaderWrite('memberclusterannounces', 'update');
     } catch (err) {
       // The member's next beat wrote meanwhile: the informer brings it, and another pass.
       if (isNotFound(err) || isConflict(err)) return;
@@ -395,6 +407,7 @@ export class LeaderController {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }
       const status = leaderClusterSetStatus(clusterSet, members, now);
+      this.#metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
       if (sameCanonical(clusterSet.status, status)) continue;
       this.#logTransitions(clusterSet, status.clusterStatuses ?? []);
       try {
@@ -402,6 +415,7 @@ export class LeaderController {
           ...refOf(CLUSTERSET), namespace: this.#ns, name: nameOf(clusterSet),
           body: { ...clusterSet, status },
         });
+        this.#metrics?.recordLeaderWrite('clustersets', 'status');
       } catch (err) {
         if (isNotFound(err)) continue;
         throw err;
@@ -460,6 +474,7 @@ export class LeaderController {
     } else {
       await this.#core.replaceNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns, body });
     }
+    this.#metrics?.recordLeaderWrite('configmaps', existing === undefined ? 'create' : 'update');
     this.#log.info('admission parameter updated', { configMap: this.#memberIdsName, members: Object.keys(plan.data).filter((k) => k === k.toLowerCase()).length });
     return undefined;
   }

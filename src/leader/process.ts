@@ -9,7 +9,7 @@ import { LeaderController } from './controller.js';
 const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 
 export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
-  return runProcess(config, logger, async (kubeConfig): Promise<ProcessWork> => {
+  return runProcess(config, logger, async (kubeConfig, metrics): Promise<ProcessWork> => {
     const events = createEventRecorder(kubeConfig, logger, 'clusterset-agent-leader');
     const controller = new LeaderController({
       kubeConfig,
@@ -18,6 +18,7 @@ export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): P
       staleMemberMs: config.leader.staleMemberSeconds * 1000,
       logger,
       events,
+      metrics,
     });
     await controller.start();
     return {

@@ -49,6 +49,8 @@ export class AgentMetrics {
   readonly #imports: Counter<'clusterset' | 'kind' | 'outcome'>;
   readonly #rejections: Counter<'clusterset' | 'rule'>;
   readonly #isLeader: Gauge;
+  readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
+  readonly #leaderWrites: Counter<'resource' | 'verb'>;
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
   /**
@@ -115,6 +117,18 @@ export class AgentMetrics {
       registers,
     });
     this.#isLeader.set(0);
+    this.#leaderMembers = new Gauge({
+      name: `${PREFIX}leader_members`,
+      help: 'leader run: member clusters of a leader ClusterSet, by liveness state (ready|disconnected).',
+      labelNames: ['clusterset', 'state'] as const,
+      registers,
+    });
+    this.#leaderWrites = new Counter({
+      name: `${PREFIX}leader_writes_total`,
+      help: 'leader run: writes to the leader API server, by resource and verb (create|update|delete|status).',
+      labelNames: ['resource', 'verb'] as const,
+      registers,
+    });
   }
 
   /** Value for the Content-Type header of a scrape response. */
@@ -171,6 +185,20 @@ export class AgentMetrics {
   /** Whether this replica currently holds the Lease. */
   setElected(elected: boolean): void {
     this.#isLeader.set(elected ? 1 : 0);
+  }
+
+  /** leader run: the members of a leader ClusterSet, counted by liveness. */
+  setLeaderMembers(clusterSet: string, ready: number, total: number): void {
+    for (const [state, value] of [['ready', ready], ['disconnected', total - ready]] as const) {
+      const labels = { clusterset: clusterSet, state };
+      this.#leaderMembers.set(labels, value);
+      this.#track(clusterSet, this.#leaderMembers, labels);
+    }
+  }
+
+  /** leader run: one write to the leader API server. */
+  recordLeaderWrite(resource: string, verb: 'create' | 'update' | 'delete' | 'status'): void {
+    this.#leaderWrites.inc({ resource, verb });
   }
 
   /** Drops every series labelled with `clusterSet` (the ClusterSet was deleted). */

@@ -17,7 +17,8 @@ import {
 import { loadConfig } from '../../src/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';
-import { readAuditEvents } from '../harness/agent-process.js';
+import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { parseMetrics, readAuditEvents, sampleValue } from '../harness/agent-process.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
   installCrds,
@@ -48,6 +49,7 @@ describe('leader run: this project as the leader', () => {
   let controller: LeaderController | undefined;
   let leaderLog = capturedLogger();
   let leaderToken = '';
+  let leaderMetrics = new AgentMetrics({ defaultMetrics: false });
   let eastReadySince = '';
 
   const leaderCustom = () => leader.adminConfig().makeApiClient(CustomObjectsApi);
@@ -71,11 +73,12 @@ describe('leader run: this project as the leader', () => {
   const leaderClusterSet = async () => (await leaderCustom().getNamespacedCustomObject({ ...ref(CLUSTERSET), name: CLUSTERSET_ID })) as ClusterSet;
   const memberReady = (cs: ClusterSet, id: string) => cs.status?.clusterStatuses?.find((s) => s.clusterID === id)?.conditions?.[0];
 
-  const startLeader = async () => {
+  const startLeader = async (staleMemberMs = 86_400_000) => {
     leaderLog = capturedLogger();
+    leaderMetrics = new AgentMetrics({ defaultMetrics: false });
     controller = new LeaderController({
       kubeConfig: tokenConfig(leader, leaderToken, LEADER_SA), namespace: LEADER_NS,
-      memberTimeoutMs: MEMBER_TIMEOUT_MS, staleMemberMs: 86_400_000, logger: leaderLog.logger,
+      memberTimeoutMs: MEMBER_TIMEOUT_MS, staleMemberMs, logger: leaderLog.logger, metrics: leaderMetrics,
     });
     await controller.start();
   };
@@ -161,6 +164,9 @@ describe('leader run: this project as the leader', () => {
     eastReadySince = memberReady(cs, 'east')?.lastTransitionTime ?? '';
     const mca = (await leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-east' })) as MemberClusterAnnounce;
     assert.deepEqual(mca.metadata?.finalizers, ['memberclusterannounce.finalizer.antrea.io/east']);
+    const samples = parseMetrics(await leaderMetrics.metrics());
+    assert.equal(sampleValue(samples, 'clusterset_agent_leader_members', { clusterset: CLUSTERSET_ID, state: 'ready' }), 2);
+    assert.equal(sampleValue(samples, 'clusterset_agent_leader_members', { clusterset: CLUSTERSET_ID, state: 'disconnected' }), 0);
     const params = await leader.adminConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: LEADER_NS, name: 'clusterset-member-ids' });
     assert.deepEqual(params.data, { ClusterSetID: CLUSTERSET_ID, LeaderClusterID: 'leader', 'member-east': 'east', 'member-west': 'west' });
   });
@@ -336,5 +342,31 @@ describe('leader run: this project as the leader', () => {
     }, converge);
     assert.deepEqual(cs.status?.clusterStatuses?.map((s) => s.clusterID), ['west']);
     assert.ok(eastReadySince !== '', 'east was seen Ready');
+  });
+
+  it('a member silent for longer than the stale period loses its announce and exports, and the imports they fed', async () => {
+    // With east gone, west is the only (so the first) exporter of api: its ports are imported now.
+    await waitFor('api imported with west\'s ports', async () => (await getRI('team-a-api-service'))?.spec?.serviceImport?.spec?.ports?.[0]?.port === 81, converge);
+    await members.west.agent?.stop();
+    members.west.agent = undefined;
+    await stopLeader();
+    const staleMs = MEMBER_TIMEOUT_MS + 2_000;
+    await startLeader(staleMs);
+    await waitFor('west announce reaped', async () => {
+      try {
+        await leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-west' });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 404;
+      }
+    }, { timeoutMs: staleMs + 10_000, intervalMs: 100 });
+    await waitFor('west exports and the api imports gone', async () =>
+      !(await getRE('west-team-a-api-service')) && !(await getRI('team-a-api-service')) && !(await getRI('team-a-api-endpoints')), converge);
+    const cs = await waitFor('no members left', async () => {
+      const c = await leaderClusterSet();
+      return c.status?.totalClusters === 0 ? c : undefined;
+    }, converge);
+    assert.equal(cs.status?.conditions?.[0]?.status, 'True', 'Ready with no members, as Antrea');
+    assert.match(leaderLog.text(), /stale member removed/);
   });
 });
