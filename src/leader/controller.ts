@@ -105,8 +105,9 @@ export class LeaderController {
   readonly #queue: WorkQueue;
   /** Import keys that had an export since this process started: only their RIs are ever deleted. */
   readonly #seenKeys = new Set<string>();
-  /** Export name → import keys it feeds (an update may move it). */
+  /** Export name → import keys it feeds, and the reverse: reconciles read only their own exports. */
   readonly #keysOfExport = new Map<string, string[]>();
+  readonly #exportsOfKey = new Map<string, Set<string>>();
   #lastMemberIdProblems = '';
   #started = false;
 
@@ -204,9 +205,24 @@ export class LeaderController {
 
   #onExport(re: ResourceExport, deleted: boolean): void {
     const name = nameOf(re);
-    const keys = new Set([...(this.#keysOfExport.get(name) ?? []), ...dependentImportKeys(re)]);
+    const previous = this.#keysOfExport.get(name) ?? [];
+    const current = deleted ? [] : dependentImportKeys(re);
+    const keys = new Set([...previous, ...current]);
+    for (const key of previous) {
+      const names = this.#exportsOfKey.get(key);
+      names?.delete(name);
+      if (names?.size === 0) this.#exportsOfKey.delete(key);
+    }
+    for (const key of current) {
+      let names = this.#exportsOfKey.get(key);
+      if (names === undefined) {
+        names = new Set();
+        this.#exportsOfKey.set(key, names);
+      }
+      names.add(name);
+    }
     if (deleted) this.#keysOfExport.delete(name);
-    else this.#keysOfExport.set(name, dependentImportKeys(re));
+    else this.#keysOfExport.set(name, current);
     const own = importKeyOf(re);
     if (own !== undefined) this.#seenKeys.add(own);
     for (const key of keys) this.#queue.add(`import:${key}`);
@@ -227,10 +243,9 @@ export class LeaderController {
   // Aggregation
 
   async #reconcileImport(key: string): Promise<undefined> {
-    const exports = this.exports.list(this.#ns);
-    const feeding = exports.filter((re) => {
-      const k = importKeyOf(re);
-      return k === key || (k !== undefined && dependentImportKeys(re).includes(key));
+    const feeding = [...(this.#exportsOfKey.get(key) ?? [])].flatMap((name) => {
+      const re = this.exports.get(name, this.#ns);
+      return re === undefined ? [] : [re];
     });
     const plan = planImport(key, feeding);
     await this.#applyImport(key, plan.spec);
