@@ -10,6 +10,7 @@ import { ExportManager } from './exporter/manager.js';
 import { ImportManager } from './importer/manager.js';
 import { assertMemberCredentials, inClusterFiles } from './kube/member-credentials.js';
 import type { AgentMetrics } from './metrics/metrics.js';
+import { shareConnections } from './kube/shared-connections.js';
 
 const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 
@@ -50,6 +51,8 @@ export function assertTlsVerificationEnabled(env: Readonly<Record<string, string
 
 export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config), metrics?: AgentMetrics): Promise<Agent> {
   assertTlsVerificationEnabled(process.env);
+  // Before any client is made from it: every request and watch to the member reuses connections.
+  metrics?.observeConnections(shareConnections(kubeConfig));
   const events = createEventRecorder(kubeConfig, logger);
   // Assigned right below; the import manager's callbacks only run after start().
   let controller: ClusterSetController | undefined = undefined;

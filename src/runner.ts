@@ -7,6 +7,7 @@ import { kubeLeaseClient, LeaseElector } from './election/lease-elector.js';
 import { startHttpServer, type HttpServer } from './health/server.js';
 import { errorFields } from './log/logger.js';
 import { AgentMetrics } from './metrics/metrics.js';
+import { shareConnections } from './kube/shared-connections.js';
 import { memberKubeConfig, startAgent, type Agent } from './agent.js';
 
 export interface RunningProcess {
@@ -41,6 +42,8 @@ export function runAgentProcess(config: AgentConfig, logger: winston.Logger): Pr
 export async function runProcess(config: AgentConfig, logger: winston.Logger, start: WorkStarter): Promise<RunningProcess> {
   const kubeConfig = memberKubeConfig(config);
   const metrics = new AgentMetrics();
+  // Before any client is made from it: the Lease client, and every request and watch of the work, reuse connections.
+  metrics.observeConnections(shareConnections(kubeConfig));
   let agent: ProcessWork | undefined;
   let starting: Promise<void> | undefined;
   let finish: (code: number) => void = () => undefined;

@@ -51,6 +51,7 @@ export class AgentMetrics {
   readonly #isLeader: Gauge;
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
+  #connectionStats: { readonly opened: number } | undefined;
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
   /**
@@ -123,6 +124,16 @@ export class AgentMetrics {
       labelNames: ['clusterset', 'state'] as const,
       registers,
     });
+    const connectionStats = () => this.#connectionStats;
+    new Counter({
+      name: `${PREFIX}apiserver_connections_opened_total`,
+      help: 'TCP connections opened to this cluster\'s API server (requests and watches share keep-alive connections).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(connectionStats()?.opened ?? 0);
+      },
+    });
     this.#leaderWrites = new Counter({
       name: `${PREFIX}leader_writes_total`,
       help: 'leader run: writes to the leader API server, by resource and verb (create|update|delete|status).',
@@ -185,6 +196,11 @@ export class AgentMetrics {
   /** Whether this replica currently holds the Lease. */
   setElected(elected: boolean): void {
     this.#isLeader.set(elected ? 1 : 0);
+  }
+
+  /** Counts the API server connections `stats` reports (read at scrape time). */
+  observeConnections(stats: { readonly opened: number }): void {
+    this.#connectionStats = stats;
   }
 
   /** leader run: the members of a leader ClusterSet, counted by liveness. */
