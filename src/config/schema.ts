@@ -397,7 +397,7 @@ export const CONFIG_SCHEMA = z
       env: 'KUBECONFIG',
       flag: 'kubeconfig',
       flagValue: 'file',
-      description: 'Kubeconfig of the member cluster.',
+      description: 'Kubeconfig of the cluster to work in: the member (the leader for leader run).',
       defaultText: 'in-cluster',
       notes: 'the member cluster',
       notInChart: 'the agent runs with its ServiceAccount, in-cluster',
