@@ -1,34 +1,39 @@
 #!/usr/bin/env node
-// clusterset-agent command line. `run` starts the agent; configuration errors exit 2 with
-// every problem listed, before anything touches a cluster.
+// clusterset-agent command line, on commander:
+//   run                          the member agent
+//   leader run                   the leader's controllers, with the same flags and conventions
+//   leader create-member-token   let a member in (against the leader cluster)
+//   version                      print the version (also --version)
+// `--help` on every command, and `help <command>`. Configuration errors exit 2 with every
+// problem listed, before anything touches a cluster; an unknown command or flag exits 2.
+// The flags are a thin layer: commander splits them, and loadConfig ranks them above the
+// config file and the environment (src/config/schema.ts declares them).
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
 import type winston from 'winston';
-import { ConfigError, describeConfig, loadConfig, type AgentConfig } from '../config/config.js';
+import { CONFIG_SETTINGS, ConfigError, describeConfig, loadConfig, type AgentConfig } from '../config/config.js';
 import { assertMemberCredentials } from '../kube/member-credentials.js';
+import { leaderCommand } from '../leader/member-token.js';
+import { runLeaderProcess } from '../leader/process.js';
 import { createLogger, errorFields } from '../log/logger.js';
 import { runAgentProcess, type RunningProcess } from '../runner.js';
-import { runLeaderCommand } from '../leader/member-token.js';
-import { runLeaderProcess } from '../leader/process.js';
+import { commandPath, describeOption, EXIT_USAGE, runCommand, valueNotAFlag, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
 
-const USAGE = `Usage: clusterset-agent run [--config FILE] [--namespace NS] [--kubeconfig FILE]
-                            [--heartbeat-interval SECONDS] [--failure-threshold N] [--log-level LEVEL]
-       clusterset-agent leader create-member-token --member-id ID [--namespace NS] [--kubeconfig FILE]
-                            [--service-account NAME] [--duration 8760h|SECONDS] [--secret-name NAME]
-                            [--member-namespace NS]
-                            (against the leader: prints the member's Secret YAML; 'leader --help' for more)
-`;
+// package.json sits two levels up both from src/cli (tsx) and from dist/cli (the image).
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 type ProcessStarter = (config: AgentConfig, logger: winston.Logger) => Promise<RunningProcess>;
 
-async function run(argv: readonly string[], start: ProcessStarter = runAgentProcess, what = 'clusterset-agent'): Promise<number> {
+async function run(command: Command, flags: Readonly<Record<string, string | boolean>>, start: ProcessStarter, what: string): Promise<number> {
   let config;
   try {
-    config = loadConfig({ argv, env: process.env });
+    config = loadConfig({ flags, env: process.env });
     // Missing credentials are configuration too: say which file, instead of 403s for system:anonymous.
     assertMemberCredentials(config.kubeconfig);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${USAGE}`);
-      return 2;
+      process.stderr.write(`${err.message}\n\n(see '${commandPath(command)} --help' for the flags and their environment variables)\n`);
+      return EXIT_USAGE;
     }
     throw err;
   }
@@ -64,31 +69,68 @@ async function run(argv: readonly string[], start: ProcessStarter = runAgentProc
   return code;
 }
 
-async function main(args: readonly string[]): Promise<number> {
-  const [command, ...rest] = args;
-  switch (command) {
-    case 'run':
-      return run(rest);
-    case 'leader':
-      if (rest[0] === 'run') return run(rest.slice(1), runLeaderProcess, 'clusterset-agent leader');
-      return runLeaderCommand(rest);
-    case undefined:
-    case '-h':
-    case '--help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
-      return 2;
+/**
+ * A command taking every configuration flag (declared in src/config/schema.ts), each described
+ * with its environment variable and default, and the settings that have no flag listed after.
+ */
+function configCommand(name: string, summary: string, start: ProcessStarter, what: string, status: ExitStatus): Command {
+  const command = new Command(name).summary(summary).description(`${summary[0]?.toUpperCase() ?? ''}${summary.slice(1)}.`);
+  const flagNames = new Map<string, string>(); // commander's attribute name -> flag name
+  for (const setting of CONFIG_SETTINGS) {
+    if (setting.flag === undefined) continue;
+    const env = setting.fallbackEnv === undefined ? setting.env : `${setting.env}, or ${setting.fallbackEnv} ranked below the config file`;
+    const text = describeOption(setting.description, { env, ...(setting.defaultText === undefined ? {} : { default: setting.defaultText }) });
+    const option = setting.boolean ? new Option(`--${setting.flag} [${setting.flagValue}]`, text) : new Option(`--${setting.flag} <${setting.flagValue}>`, text);
+    if (!setting.boolean) option.argParser(valueNotAFlag(command, option));
+    command.addOption(option);
+    if (setting.boolean) command.addOption(new Option(`--no-${setting.flag}`, `same as --${setting.flag}=false`));
+    flagNames.set(option.attributeName(), setting.flag);
   }
+  const withoutFlag = CONFIG_SETTINGS.filter((s) => s.flag === undefined && s.path !== undefined);
+  const width = Math.max(...withoutFlag.map((s) => (s.path ?? '').length));
+  command.addHelpText(
+    'after',
+    [
+      '',
+      'Settings without a flag, by config file key and environment variable (an empty variable counts as unset; lists are comma-separated):',
+      ...withoutFlag.map((s) => `  ${(s.path ?? '').padEnd(width)}  ${s.env}${s.fallbackEnv === undefined ? '' : ` (or ${s.fallbackEnv})`} (default: ${s.defaultText ?? 'unset'})`),
+      '',
+      'Precedence: defaults < config file (--config / CSA_CONFIG) < environment < flags. A configuration problem exits 2, listing every problem and where its value came from.',
+      '',
+    ].join('\n'),
+  );
+  return command.action(async (_options: unknown, self: Command) => {
+    const flags: Record<string, string | boolean> = {};
+    // Only what the command line said: defaults, the file and the environment are loadConfig's.
+    for (const [attribute, flag] of flagNames) {
+      if (self.getOptionValueSource(attribute) === 'cli') flags[flag] = self.getOptionValue(attribute) as string | boolean;
+    }
+    status.code = await run(self, flags, start, what);
+  });
 }
 
-// Exit explicitly: keep-alive sockets to the API servers would otherwise hold the process
-// open after a clean stop, and a stopped agent must not linger.
+function program(io: CommandIO, status: ExitStatus): Command {
+  const root = new Command('clusterset-agent')
+    .description('Kubernetes multi-cluster membership agent, wire-compatible with Antrea Multi-cluster.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .addCommand(configCommand('run', 'run the member agent', runAgentProcess, 'clusterset-agent', status))
+    .addCommand(leaderCommand(io, status, configCommand('run', 'run the leader controllers (same flags as run)', runLeaderProcess, 'clusterset-agent leader', status)))
+    .addCommand(
+      new Command('version').summary('print the version').description('Prints the version.').action(() => {
+        io.stdout.write(`${VERSION}\n`);
+      }),
+    );
+  return withHelpCommand(root);
+}
+
 // A reader that went away (e.g. `| head`, or a parent that exited) must not crash the agent.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') throw err;
   });
 }
-process.exit(await main(process.argv.slice(2)));
+const io: CommandIO = { stdout: process.stdout, stderr: process.stderr };
+const status: ExitStatus = { code: 0 };
+// Exit explicitly: keep-alive sockets to the API servers would otherwise hold the process
+// open after a clean stop, and a stopped agent must not linger.
+process.exit(await runCommand(program(io, status), process.argv.slice(2), io, status));

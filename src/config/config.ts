@@ -1,321 +1,59 @@
 // Agent configuration: defaults < YAML config file < environment < command-line flags.
 //
-// Everything is validated up front and reported as one ConfigError listing every problem with
-// where its value came from, so a misconfigured Deployment fails once, at start, with the
-// whole story, instead of one crash-loop per typo.
+// The settings, their types, defaults, environment variables and flags are declared once, in
+// schema.ts; this module reads them from those sources and validates them. Everything is
+// validated up front and reported as one ConfigError listing every problem with where its
+// value came from, so a misconfigured Deployment fails once, at start, with the whole story,
+// instead of one crash-loop per typo.
 //
-// Flags and environment variables (an empty environment variable counts as unset, because Helm
-// templates render unset values as empty strings):
-//
-// | field                               | flag                   | environment variable                       |
-// |-------------------------------------|------------------------|--------------------------------------------|
-// | (config file path)                  | --config               | CSA_CONFIG                                 |
-// | namespace                           | --namespace            | CSA_NAMESPACE, else POD_NAMESPACE (*)      |
-// | kubeconfig                          | --kubeconfig           | KUBECONFIG                                 |
-// | heartbeat.intervalSeconds           | --heartbeat-interval   | CSA_HEARTBEAT_INTERVAL                     |
-// | heartbeat.failureThreshold          | --failure-threshold    | CSA_FAILURE_THRESHOLD                      |
-// | heartbeat.requestTimeoutSeconds     |                        | CSA_HEARTBEAT_TIMEOUT                      |
-// | status.minWriteIntervalMs           |                        | CSA_STATUS_MIN_WRITE_INTERVAL_MS           |
-// | logLevel                            | --log-level            | CSA_LOG_LEVEL                              |
-// | health.bindAddress                  | --health-bind-address  | CSA_HEALTH_BIND_ADDRESS                    |
-// | metrics.bindAddress                 | --metrics-bind-address | CSA_METRICS_BIND_ADDRESS                   |
-// | leaderElection.enabled              | --leader-elect (**)    | CSA_LEADER_ELECT                           |
-// | leaderElection.leaseName            |                        | CSA_LEADER_ELECT_LEASE_NAME                |
-// | leaderElection.leaseDurationSeconds |                        | CSA_LEADER_ELECT_LEASE_DURATION            |
-// | leaderElection.renewDeadlineSeconds |                        | CSA_LEADER_ELECT_RENEW_DEADLINE            |
-// | leaderElection.retryPeriodSeconds   |                        | CSA_LEADER_ELECT_RETRY_PERIOD              |
-// | imports.allowedNamespaces           |                        | CSA_IMPORT_ALLOWED_NAMESPACES (comma list) |
-// | imports.deniedNamespaces            |                        | CSA_IMPORT_DENIED_NAMESPACES (comma list)  |
-// | imports.allowedKinds                |                        | CSA_IMPORT_ALLOWED_KINDS (comma list)      |
-// | imports.maxObjectsPerLeader         |                        | CSA_IMPORT_MAX_OBJECTS_PER_LEADER          |
-// | imports.maxObjectBytes              |                        | CSA_IMPORT_MAX_OBJECT_BYTES                |
-// | imports.lostLeaderRetentionSeconds  |                        | CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS   |
-// | imports.resyncSeconds               |                        | CSA_IMPORT_RESYNC_SECONDS                  |
-// | imports.enableLabelIdentity         |                        | CSA_IMPORT_ENABLE_LABEL_IDENTITY           |
-// | exports.enabled                     |                        | CSA_EXPORT_ENABLED                         |
-// | exports.allowedNamespaces           |                        | CSA_EXPORT_ALLOWED_NAMESPACES (comma list) |
-// | exports.deniedNamespaces            |                        | CSA_EXPORT_DENIED_NAMESPACES (comma list)  |
-// | exports.endpointIPType              |                        | CSA_EXPORT_ENDPOINT_IP_TYPE                |
-// | exports.serviceCIDR                 |                        | CSA_EXPORT_SERVICE_CIDR                    |
-// | exports.podCIDRs                    |                        | CSA_EXPORT_POD_CIDRS (comma list)          |
-// | leader.namespace                    |                        | CSA_LEADER_NAMESPACE                       |
-// | leader.memberTimeoutSeconds         |                        | CSA_LEADER_MEMBER_TIMEOUT                  |
-// | leader.staleMemberSeconds           |                        | CSA_LEADER_STALE_MEMBER_SECONDS            |
-//
-// (*) POD_NAMESPACE ranks just above the built-in default and below the config file. The chart
-//     always injects it through the downward API, so it is a better default, not a user choice;
-//     ranking it above the file would make the file's `namespace` impossible to use.
-// (**) --leader-elect, --leader-elect=true|false and --no-leader-elect are all accepted.
-//
-// The YAML file nests keys along the field paths (`heartbeat:\n  intervalSeconds: 10`); `key:` or
-// `key: null` counts as unset, which is how Helm renders an empty value.
-//
-// Booleans are `true`/`false` (any case). Unknown CSA_* variables are NOT rejected: Kubernetes
-// injects `<SERVICE>_PORT`-style variables for every Service in the namespace, so a Service named
-// `csa` would otherwise crash-loop the agent. Unknown flags and unknown file keys are rejected.
+// - An empty environment variable counts as unset, because Helm templates render unset values
+//   as empty strings. Lists are comma-separated there.
+// - POD_NAMESPACE ranks just above the built-in default and below the config file (see
+//   `fallbackEnv` in schema.ts).
+// - --leader-elect, --leader-elect=true|false and --no-leader-elect are all accepted.
+// - The YAML file nests keys along the setting paths (`heartbeat:\n  intervalSeconds: 10`);
+//   `key:` or `key: null` counts as unset, which is how Helm renders an empty value.
+// - Booleans are `true`/`false` (any case). Unknown CSA_* variables are NOT rejected:
+//   Kubernetes injects `<SERVICE>_PORT`-style variables for every Service in the namespace, so
+//   a Service named `csa` would otherwise crash-loop the agent. Unknown flags and unknown file
+//   keys are rejected.
 
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
-import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
-import { LOG_LEVELS, type LogLevel } from '../log/logger.js';
+import type { z } from 'zod';
+import {
+  alwaysDenied,
+  COMPUTED_PATHS,
+  CONFIG_FILE_OPTION,
+  CONFIG_SCHEMA,
+  defaultAllowedKinds,
+  HEARTBEAT_INTERVALS,
+  LEAVES,
+  type AgentConfig,
+  type Leaf,
+  type LeafKind,
+  type LogValue,
+} from './schema.js';
 
-/** Kinds a leader may publish that this agent knows how to import. */
-export const IMPORTABLE_KINDS = [
-  'ServiceImport',
-  'Endpoints',
-  'ClusterInfo',
-  'AntreaClusterNetworkPolicy',
-  'LabelIdentity',
-] as const;
-export type ImportableKind = (typeof IMPORTABLE_KINDS)[number];
-
-/**
- * Heartbeat intervals node-cron can schedule evenly. A `*\/n` seconds step restarts at every
- * minute, so `*\/7` fires at :56 and again at :00, four seconds later; only divisors of 60 give
- * even spacing. The same holds one field up for whole minutes, which must divide an hour.
- */
-export const HEARTBEAT_INTERVALS: readonly number[] = [
-  1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60, 120, 180, 240, 300, 360, 600, 720, 900, 1200, 1800, 3600,
-];
-
-/** Namespaces never imported into nor exported from, whatever the policies say: the agent's own is added at load time. */
-export const SYSTEM_DENIED_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
-
-/**
- * What an exported Service's Endpoints ResourceExport lists, as in Antrea's `endpointIPType`:
- * the Service's ClusterIP, or the ready Pod IPs behind it (from its EndpointSlices).
- */
-export const EXPORT_ENDPOINT_IP_TYPES = ['ClusterIP', 'PodIP'] as const;
-export type ExportEndpointIPType = (typeof EXPORT_ENDPOINT_IP_TYPES)[number];
-
-export interface HeartbeatConfig {
-  /**
-   * Seconds between heartbeats to the leader. Default 10: Antrea's member agent also reports
-   * every 10 s, so leaders see the cadence they expect. Must be one of HEARTBEAT_INTERVALS.
-   */
-  readonly intervalSeconds: number;
-  /**
-   * Consecutive failed beats before the ClusterSet's Ready condition turns False. Default 3,
-   * so one dropped request or API-server restart does not flap Ready. At least 1.
-   */
-  readonly failureThreshold: number;
-  /**
-   * Timeout of one heartbeat request, in seconds (fractions allowed). Default: half the
-   * interval, at most 10. Finishing within half the interval means a timed-out beat has ended,
-   * and the status write after it has had time to run, before the next tick, so node-cron never
-   * skips a tick as an overlap and N failures really take N intervals. A healthy API server
-   * answers in milliseconds, so waiting longer than 10 s only delays detection. Must be less
-   * than intervalSeconds × failureThreshold, or one hung request would outlast the whole window.
-   */
-  readonly requestTimeoutSeconds: number;
-}
-
-export interface StatusConfig {
-  /**
-   * Minimum milliseconds between two status writes to the same ClusterSet. Default 500: enough
-   * to merge the bursts of condition changes a reconnect produces into one write, short enough
-   * that `kubectl get` looks live. 0 disables the limit.
-   */
-  readonly minWriteIntervalMs: number;
-}
-
-export interface BindConfig {
-  /**
-   * `[host]:port` to listen on; an empty host means every interface, port 0 an ephemeral port.
-   * Health default `:8080`, metrics default `:9090`. For metrics only, `0` disables the server.
-   */
-  readonly bindAddress: string;
-}
-
-export interface LeaderElectionConfig {
-  /**
-   * Elect one active replica through a Lease. Default false: the chart runs one replica, and
-   * election adds Lease writes every retry period for nothing.
-   */
-  readonly enabled: boolean;
-  /** Name of the Lease in `namespace`. Default `clusterset-agent`. A DNS-1123 subdomain. */
-  readonly leaseName: string;
-  /** Seconds a non-renewed lease stays valid. Default 15 (controller-runtime's). */
-  readonly leaseDurationSeconds: number;
-  /** Seconds the leader keeps trying to renew before giving up. Default 10; below leaseDurationSeconds. */
-  readonly renewDeadlineSeconds: number;
-  /** Seconds between acquire/renew attempts. Default 2; below renewDeadlineSeconds. */
-  readonly retryPeriodSeconds: number;
-}
-
-export interface ImportPolicyConfig {
-  /**
-   * Namespaces imports may land in. Default empty, meaning every existing namespace except the
-   * denied ones. Listing a namespace that is always denied is an error, not a silent no-op.
-   */
-  readonly allowedNamespaces: readonly string[];
-  /** Namespaces imports may not land in, on top of alwaysDeniedNamespaces. Default empty. */
-  readonly deniedNamespaces: readonly string[];
-  /**
-   * Computed, not configurable: kube-system, kube-public, kube-node-lease and `namespace`.
-   * A leader must never be able to write into system namespaces or over the agent's own Secrets.
-   */
-  readonly alwaysDeniedNamespaces: readonly string[];
-  /**
-   * Kinds accepted from a leader. Default ServiceImport, Endpoints, ClusterInfo (plus
-   * LabelIdentity when enableLabelIdentity is on and this is not set). Empty is rejected because
-   * "empty means all" and "empty means none" would both be plausible readings.
-   */
-  readonly allowedKinds: readonly ImportableKind[];
-  /** Objects kept per leader before further imports are refused. Default 5000; bounds memory and API load. */
-  readonly maxObjectsPerLeader: number;
-  /** Largest serialised object accepted, in bytes. Default 262144 (256 KiB), far above any sane ServiceImport. */
-  readonly maxObjectBytes: number;
-  /**
-   * Seconds imported objects are kept after the leader becomes unreachable. Default 600, so a
-   * leader upgrade or a short network partition does not delete Services the member relies on.
-   * 0 deletes them as soon as the leader is declared lost.
-   */
-  readonly lostLeaderRetentionSeconds: number;
-  /**
-   * Seconds between full resyncs: the agent re-lists what it owns in the member and re-checks
-   * every ResourceImport, so an imported object deleted or edited by hand is repaired even
-   * when the leader sends nothing. Default 600; at least 5.
-   */
-  readonly resyncSeconds: number;
-  /**
-   * Import LabelIdentity objects (stretched network policy). Default false: they are only useful
-   * with Antrea's stretched policy feature and can be numerous.
-   */
-  readonly enableLabelIdentity: boolean;
-}
-
-export interface ExportPolicyConfig {
-  /**
-   * Publish this member's ServiceExports (as Service + Endpoints ResourceExports) and its
-   * Gateway (as a ClusterInfo ResourceExport) to the leader. Default true, as in Antrea,
-   * whose member always exports. false: the agent only announces itself and imports.
-   */
-  readonly enabled: boolean;
-  /**
-   * Namespaces whose ServiceExports are published. Default empty, meaning every namespace
-   * except the denied ones. Listing a namespace that is always denied is an error, not a
-   * silent no-op.
-   */
-  readonly allowedNamespaces: readonly string[];
-  /** Namespaces whose ServiceExports are never published, on top of alwaysDeniedNamespaces. Default empty. */
-  readonly deniedNamespaces: readonly string[];
-  /**
-   * Computed, not configurable: kube-system, kube-public, kube-node-lease and `namespace`.
-   * Cluster internals (the API server, DNS) and the agent's own objects are not offered to
-   * the other members by a stray ServiceExport.
-   */
-  readonly alwaysDeniedNamespaces: readonly string[];
-  /**
-   * What the Endpoints ResourceExport of an exported Service lists: `ClusterIP` (default,
-   * Antrea's default) the Service's IPv4 ClusterIP, reachable through the Multi-cluster
-   * Gateway; `PodIP` the Service's ready IPv4 Pod IPs, for networks where Pods of different
-   * clusters reach each other directly.
-   */
-  readonly endpointIPType: ExportEndpointIPType;
-  /**
-   * The Service CIDR published in this member's ClusterInfo. Absent (default): the exporter
-   * finds it itself (the Gateway's serviceCIDR, or the cluster's ServiceCIDR objects). A
-   * CIDR without host bits, e.g. `10.96.0.0/12` or `fd00:10:96::/108`.
-   */
-  readonly serviceCIDR?: string;
-  /**
-   * Pod CIDRs published in this member's ClusterInfo (needed by other members with
-   * endpointIPType PodIP to route to this member's Pods). Default empty. CIDRs without host bits.
-   */
-  readonly podCIDRs: readonly string[];
-}
-
-/** `clusterset-agent leader run` only: the leader's controllers. */
-export interface LeaderModeConfig {
-  /**
-   * The leader namespace (the ClusterSet's common area) the leader controllers work in.
-   * Absent: the agent's own namespace (as Antrea runs its leader controller there).
-   */
-  readonly namespace?: string;
-  /**
-   * Seconds after a member's last heartbeat (`touch-ts` of its MemberClusterAnnounce) before
-   * it is Disconnected. Default 30: three beats of a member beating every 10 s (Antrea's too).
-   */
-  readonly memberTimeoutSeconds: number;
-  /**
-   * Seconds a member may stay Disconnected before its announce, and with it every export it
-   * made, is deleted. Default 86400 (24 h, as Antrea's stale sweep).
-   */
-  readonly staleMemberSeconds: number;
-}
-
-export interface AgentConfig {
-  /**
-   * Namespace the agent watches for ClusterSets and their Secrets. Default `clusterset-agent`,
-   * or POD_NAMESPACE when set. A DNS-1123 label.
-   */
-  readonly namespace: string;
-  /** Path to a kubeconfig for the member cluster. Absent: in-cluster service-account config. */
-  readonly kubeconfig?: string;
-  readonly heartbeat: HeartbeatConfig;
-  readonly status: StatusConfig;
-  /** One of error, warn, info, debug. Default info. */
-  readonly logLevel: LogLevel;
-  readonly health: BindConfig;
-  readonly metrics: BindConfig;
-  readonly leaderElection: LeaderElectionConfig;
-  readonly imports: ImportPolicyConfig;
-  readonly exports: ExportPolicyConfig;
-  readonly leader: LeaderModeConfig;
-}
-
-const DEFAULT_NAMESPACE = 'clusterset-agent';
-const DEFAULT_ALLOWED_KINDS: readonly ImportableKind[] = ['ServiceImport', 'Endpoints', 'ClusterInfo'];
-const MAX_DEFAULT_REQUEST_TIMEOUT_SECONDS = 10;
-
-function defaultRequestTimeout(intervalSeconds: number): number {
-  return Math.min(intervalSeconds / 2, MAX_DEFAULT_REQUEST_TIMEOUT_SECONDS);
-}
-
-function alwaysDenied(namespace: string): readonly string[] {
-  return [...new Set<string>([...SYSTEM_DENIED_NAMESPACES, namespace])];
-}
-
-/** The configuration used when nothing is set. */
-export const DEFAULT_CONFIG: AgentConfig = deepFreeze({
-  namespace: DEFAULT_NAMESPACE,
-  heartbeat: { intervalSeconds: 10, failureThreshold: 3, requestTimeoutSeconds: defaultRequestTimeout(10) },
-  status: { minWriteIntervalMs: 500 },
-  logLevel: 'info',
-  health: { bindAddress: ':8080' },
-  metrics: { bindAddress: ':9090' },
-  leaderElection: {
-    enabled: false,
-    leaseName: 'clusterset-agent',
-    leaseDurationSeconds: 15,
-    renewDeadlineSeconds: 10,
-    retryPeriodSeconds: 2,
-  },
-  imports: {
-    allowedNamespaces: [],
-    deniedNamespaces: [],
-    alwaysDeniedNamespaces: alwaysDenied(DEFAULT_NAMESPACE),
-    allowedKinds: DEFAULT_ALLOWED_KINDS,
-    maxObjectsPerLeader: 5000,
-    maxObjectBytes: 262144,
-    lostLeaderRetentionSeconds: 600,
-    resyncSeconds: 600,
-    enableLabelIdentity: false,
-  },
-  exports: {
-    enabled: true,
-    allowedNamespaces: [],
-    deniedNamespaces: [],
-    alwaysDeniedNamespaces: alwaysDenied(DEFAULT_NAMESPACE),
-    endpointIPType: 'ClusterIP',
-    podCIDRs: [],
-  },
-  leader: { memberTimeoutSeconds: 30, staleMemberSeconds: 86400 },
-});
+export { cidrProblem, parseBindAddress } from './addresses.js';
+export {
+  EXPORT_ENDPOINT_IP_TYPES,
+  HEARTBEAT_INTERVALS,
+  IMPORTABLE_KINDS,
+  SYSTEM_DENIED_NAMESPACES,
+  type AgentConfig,
+  type BindConfig,
+  type ExportEndpointIPType,
+  type ExportPolicyConfig,
+  type HeartbeatConfig,
+  type ImportableKind,
+  type ImportPolicyConfig,
+  type LeaderElectionConfig,
+  type LeaderModeConfig,
+  type StatusConfig,
+} from './schema.js';
 
 /** Raised by loadConfig; `problems` holds one line per problem, all of them also in `message`. */
 export class ConfigError extends Error {
@@ -348,126 +86,75 @@ export function heartbeatCron(intervalSeconds: number): string {
 }
 
 /**
- * Splits a bind address into host and port. Returns undefined when it is malformed.
- * An absent host means every interface (pass no host to `server.listen`).
+ * A flat summary for a start-up log line: the declared settings, read one by one off the
+ * schema, rather than spreading the config, so that a field that is not a declared setting
+ * (a credential, say) is never logged by accident; plus the computed values.
  */
-export function parseBindAddress(address: string): { readonly host?: string; readonly port: number } | undefined {
-  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]*)):([0-9]{1,5})$/.exec(address);
-  if (match === null) return undefined;
-  const port = Number(match[3]);
-  if (port > 65535) return undefined;
-  const host = match[1] ?? match[2] ?? '';
-  return host === '' ? { port } : { host, port };
-}
-
-/**
- * A flat, explicitly enumerated summary for a start-up log line. Fields are listed one by one,
- * rather than spreading the config, so that a credential-bearing field added later is not
- * logged by accident.
- */
-export function describeConfig(cfg: AgentConfig): Readonly<Record<string, string | number | boolean | readonly string[]>> {
-  return {
-    namespace: cfg.namespace,
-    kubeconfig: cfg.kubeconfig ?? '(in-cluster)',
-    'heartbeat.intervalSeconds': cfg.heartbeat.intervalSeconds,
-    'heartbeat.cron': heartbeatCron(cfg.heartbeat.intervalSeconds),
-    'heartbeat.failureThreshold': cfg.heartbeat.failureThreshold,
-    'heartbeat.requestTimeoutSeconds': cfg.heartbeat.requestTimeoutSeconds,
-    'status.minWriteIntervalMs': cfg.status.minWriteIntervalMs,
-    logLevel: cfg.logLevel,
-    'health.bindAddress': cfg.health.bindAddress,
-    'metrics.bindAddress': cfg.metrics.bindAddress === '0' ? '0 (disabled)' : cfg.metrics.bindAddress,
-    'leaderElection.enabled': cfg.leaderElection.enabled,
-    'leaderElection.leaseName': cfg.leaderElection.leaseName,
-    'leaderElection.leaseDurationSeconds': cfg.leaderElection.leaseDurationSeconds,
-    'leaderElection.renewDeadlineSeconds': cfg.leaderElection.renewDeadlineSeconds,
-    'leaderElection.retryPeriodSeconds': cfg.leaderElection.retryPeriodSeconds,
-    'imports.allowedNamespaces': cfg.imports.allowedNamespaces.length === 0 ? ['(all)'] : cfg.imports.allowedNamespaces,
-    'imports.deniedNamespaces': cfg.imports.deniedNamespaces,
-    'imports.alwaysDeniedNamespaces': cfg.imports.alwaysDeniedNamespaces,
-    'imports.allowedKinds': cfg.imports.allowedKinds,
-    'imports.maxObjectsPerLeader': cfg.imports.maxObjectsPerLeader,
-    'imports.maxObjectBytes': cfg.imports.maxObjectBytes,
-    'imports.lostLeaderRetentionSeconds': cfg.imports.lostLeaderRetentionSeconds,
-    'imports.resyncSeconds': cfg.imports.resyncSeconds,
-    'imports.enableLabelIdentity': cfg.imports.enableLabelIdentity,
-    'exports.enabled': cfg.exports.enabled,
-    'exports.allowedNamespaces': cfg.exports.allowedNamespaces.length === 0 ? ['(all)'] : cfg.exports.allowedNamespaces,
-    'exports.deniedNamespaces': cfg.exports.deniedNamespaces,
-    'exports.alwaysDeniedNamespaces': cfg.exports.alwaysDeniedNamespaces,
-    'exports.endpointIPType': cfg.exports.endpointIPType,
-    'exports.serviceCIDR': cfg.exports.serviceCIDR ?? '(discovered)',
-    'exports.podCIDRs': cfg.exports.podCIDRs,
-    'leader.namespace': cfg.leader.namespace ?? `(agent namespace ${cfg.namespace})`,
-    'leader.memberTimeoutSeconds': cfg.leader.memberTimeoutSeconds,
-    'leader.staleMemberSeconds': cfg.leader.staleMemberSeconds,
-  };
+export function describeConfig(cfg: AgentConfig): Readonly<Record<string, LogValue>> {
+  const summary: Record<string, LogValue> = {};
+  for (const leaf of LEAVES) {
+    const value = getPath(cfg, leaf.path);
+    const shown = leaf.meta.log === undefined ? (value as LogValue | undefined) : leaf.meta.log(value, cfg);
+    if (shown !== undefined) summary[leaf.path] = shown;
+    if (leaf.path === 'heartbeat.intervalSeconds') summary['heartbeat.cron'] = heartbeatCron(cfg.heartbeat.intervalSeconds);
+  }
+  for (const path of COMPUTED_PATHS.keys()) summary[path] = getPath(cfg, path) as LogValue;
+  return summary;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sources and leaves
+// The settings' sources, read off the schema
 
-type LeafType = 'string' | 'integer' | 'number' | 'boolean' | 'stringList';
-
-interface LeafSpec {
-  readonly path: string;
-  readonly type: LeafType;
-  readonly env?: string;
-  readonly flag?: string;
-}
-
-const LEAVES: readonly LeafSpec[] = [
-  { path: 'namespace', type: 'string', env: 'CSA_NAMESPACE', flag: 'namespace' },
-  { path: 'kubeconfig', type: 'string', env: 'KUBECONFIG', flag: 'kubeconfig' },
-  { path: 'heartbeat.intervalSeconds', type: 'integer', env: 'CSA_HEARTBEAT_INTERVAL', flag: 'heartbeat-interval' },
-  { path: 'heartbeat.failureThreshold', type: 'integer', env: 'CSA_FAILURE_THRESHOLD', flag: 'failure-threshold' },
-  { path: 'heartbeat.requestTimeoutSeconds', type: 'number', env: 'CSA_HEARTBEAT_TIMEOUT' },
-  { path: 'status.minWriteIntervalMs', type: 'integer', env: 'CSA_STATUS_MIN_WRITE_INTERVAL_MS' },
-  { path: 'logLevel', type: 'string', env: 'CSA_LOG_LEVEL', flag: 'log-level' },
-  { path: 'health.bindAddress', type: 'string', env: 'CSA_HEALTH_BIND_ADDRESS', flag: 'health-bind-address' },
-  { path: 'metrics.bindAddress', type: 'string', env: 'CSA_METRICS_BIND_ADDRESS', flag: 'metrics-bind-address' },
-  { path: 'leaderElection.enabled', type: 'boolean', env: 'CSA_LEADER_ELECT', flag: 'leader-elect' },
-  { path: 'leaderElection.leaseName', type: 'string', env: 'CSA_LEADER_ELECT_LEASE_NAME' },
-  { path: 'leaderElection.leaseDurationSeconds', type: 'integer', env: 'CSA_LEADER_ELECT_LEASE_DURATION' },
-  { path: 'leaderElection.renewDeadlineSeconds', type: 'integer', env: 'CSA_LEADER_ELECT_RENEW_DEADLINE' },
-  { path: 'leaderElection.retryPeriodSeconds', type: 'integer', env: 'CSA_LEADER_ELECT_RETRY_PERIOD' },
-  { path: 'imports.allowedNamespaces', type: 'stringList', env: 'CSA_IMPORT_ALLOWED_NAMESPACES' },
-  { path: 'imports.deniedNamespaces', type: 'stringList', env: 'CSA_IMPORT_DENIED_NAMESPACES' },
-  { path: 'imports.allowedKinds', type: 'stringList', env: 'CSA_IMPORT_ALLOWED_KINDS' },
-  { path: 'imports.maxObjectsPerLeader', type: 'integer', env: 'CSA_IMPORT_MAX_OBJECTS_PER_LEADER' },
-  { path: 'imports.maxObjectBytes', type: 'integer', env: 'CSA_IMPORT_MAX_OBJECT_BYTES' },
-  { path: 'imports.lostLeaderRetentionSeconds', type: 'integer', env: 'CSA_IMPORT_LOST_LEADER_RETENTION_SECONDS' },
-  { path: 'imports.resyncSeconds', type: 'integer', env: 'CSA_IMPORT_RESYNC_SECONDS' },
-  { path: 'imports.enableLabelIdentity', type: 'boolean', env: 'CSA_IMPORT_ENABLE_LABEL_IDENTITY' },
-  { path: 'exports.enabled', type: 'boolean', env: 'CSA_EXPORT_ENABLED' },
-  { path: 'exports.allowedNamespaces', type: 'stringList', env: 'CSA_EXPORT_ALLOWED_NAMESPACES' },
-  { path: 'exports.deniedNamespaces', type: 'stringList', env: 'CSA_EXPORT_DENIED_NAMESPACES' },
-  { path: 'exports.endpointIPType', type: 'string', env: 'CSA_EXPORT_ENDPOINT_IP_TYPE' },
-  { path: 'exports.serviceCIDR', type: 'string', env: 'CSA_EXPORT_SERVICE_CIDR' },
-  { path: 'exports.podCIDRs', type: 'stringList', env: 'CSA_EXPORT_POD_CIDRS' },
-  { path: 'leader.namespace', type: 'string', env: 'CSA_LEADER_NAMESPACE' },
-  { path: 'leader.memberTimeoutSeconds', type: 'integer', env: 'CSA_LEADER_MEMBER_TIMEOUT' },
-  { path: 'leader.staleMemberSeconds', type: 'integer', env: 'CSA_LEADER_STALE_MEMBER_SECONDS' },
-];
-
-/** Environment variables loadConfig reads, in the order of the table above. */
+/** Environment variables loadConfig reads. */
 export const CONFIG_ENV_VARS: readonly string[] = [
-  'CSA_CONFIG',
-  'POD_NAMESPACE',
-  ...LEAVES.flatMap((leaf) => (leaf.env === undefined ? [] : [leaf.env])),
+  CONFIG_FILE_OPTION.env,
+  ...LEAVES.flatMap((leaf) => [...(leaf.meta.fallbackEnv === undefined ? [] : [leaf.meta.fallbackEnv]), leaf.meta.env]),
 ];
 
 /** Flags loadConfig accepts, without the leading `--`. */
-export const CONFIG_FLAGS: readonly string[] = [
-  'config',
-  ...LEAVES.flatMap((leaf) => (leaf.flag === undefined ? [] : [leaf.flag])),
-];
+export const CONFIG_FLAGS: readonly string[] = [CONFIG_FILE_OPTION.flag, ...LEAVES.flatMap((leaf) => (leaf.meta.flag === undefined ? [] : [leaf.meta.flag]))];
 
-// Paths whose value is computed, so the file gets a precise error instead of "unknown key".
-const COMPUTED_PATHS = new Map<string, string>([
-  ['imports.alwaysDeniedNamespaces', `computed (${SYSTEM_DENIED_NAMESPACES.join(', ')} and the agent namespace), not configurable; use imports.deniedNamespaces`],
-  ['exports.alwaysDeniedNamespaces', `computed (${SYSTEM_DENIED_NAMESPACES.join(', ')} and the agent namespace), not configurable; use exports.deniedNamespaces`],
-]);
+/** A setting as the command line's --help and the README describe it. */
+export interface ConfigSetting {
+  /** Dotted path in the file, e.g. `heartbeat.intervalSeconds`; undefined for --config itself. */
+  readonly path?: string;
+  readonly env: string;
+  readonly fallbackEnv?: string;
+  readonly flag?: string;
+  /** What the flag's value is called, e.g. `seconds`. */
+  readonly flagValue: string;
+  /** true for --leader-elect and the like: `--x`, `--x=false` and `--no-x`. */
+  readonly boolean: boolean;
+  readonly list: boolean;
+  readonly description: string;
+  /** The default as text; undefined when there is none (--config). */
+  readonly defaultText?: string;
+}
+
+function showDefault(leaf: Leaf): string {
+  if (leaf.meta.defaultText !== undefined) return leaf.meta.defaultText;
+  const value = leaf.default;
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
+  return String(value);
+}
+
+const KIND_VALUE: Readonly<Record<LeafKind, string>> = { string: 'value', integer: 'n', number: 'n', boolean: 'true|false', stringList: 'list' };
+
+/** Every setting, then --config, in declaration order. */
+export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
+  { env: CONFIG_FILE_OPTION.env, flag: CONFIG_FILE_OPTION.flag, flagValue: CONFIG_FILE_OPTION.flagValue, boolean: false, list: false, description: CONFIG_FILE_OPTION.description },
+  ...LEAVES.map((leaf): ConfigSetting => ({
+    path: leaf.path,
+    env: leaf.meta.env,
+    ...(leaf.meta.fallbackEnv === undefined ? {} : { fallbackEnv: leaf.meta.fallbackEnv }),
+    ...(leaf.meta.flag === undefined ? {} : { flag: leaf.meta.flag }),
+    flagValue: leaf.meta.flagValue ?? KIND_VALUE[leaf.kind],
+    boolean: leaf.kind === 'boolean',
+    list: leaf.kind === 'stringList',
+    description: leaf.meta.description,
+    defaultText: showDefault(leaf),
+  })),
+];
 
 type Source =
   | { readonly kind: 'default' }
@@ -498,12 +185,13 @@ function show(value: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Parsing text (env and flags) and typed YAML values
+// Parsing text (env and flags) and typed YAML values into a setting's kind; the schema checks
+// the rest.
 
 type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
-function parseText(type: LeafType, text: string): Parsed {
-  switch (type) {
+function parseText(kind: LeafKind, text: string): Parsed {
+  switch (kind) {
     case 'string':
       return { ok: true, value: text };
     case 'integer': {
@@ -535,10 +223,8 @@ function parseText(type: LeafType, text: string): Parsed {
   }
 }
 
-function checkYamlType(spec: LeafSpec, value: unknown): Parsed {
-  // YAML reads a bare `0` as a number; it is the documented way to disable metrics.
-  if (spec.path === 'metrics.bindAddress' && value === 0) return { ok: true, value: '0' };
-  switch (spec.type) {
+function checkYamlType(kind: LeafKind, value: unknown): Parsed {
+  switch (kind) {
     case 'string':
       return typeof value === 'string' ? { ok: true, value } : { ok: false, reason: `must be a string, got ${typeName(value)}` };
     case 'integer':
@@ -574,16 +260,16 @@ function typeName(value: unknown): string {
 // YAML file
 
 interface SchemaTree {
-  readonly [key: string]: SchemaTree | LeafSpec;
+  readonly [key: string]: SchemaTree | Leaf;
 }
 
-function isLeaf(node: SchemaTree | LeafSpec): node is LeafSpec {
+function isLeaf(node: SchemaTree | Leaf): node is Leaf {
   return typeof (node as { path?: unknown }).path === 'string';
 }
 
-const SCHEMA: SchemaTree = buildSchema();
+const TREE: SchemaTree = buildTree();
 
-function buildSchema(): SchemaTree {
+function buildTree(): SchemaTree {
   const root: Record<string, unknown> = {};
   for (const leaf of LEAVES) {
     const segments = leaf.path.split('.');
@@ -646,10 +332,10 @@ function readConfigFile(text: string, filePath: string, origin: string): FileRes
     node?.range ? lineCounter.linePos(node.range[0]).line : 1;
   const root = doc.contents;
   if (root === null || (isScalar(root) && root.value === null)) return { settings, problems };
-  walk(root, SCHEMA, [], lineOf(root));
+  walk(root, TREE, [], lineOf(root));
   return { settings, problems };
 
-  function walk(node: unknown, schema: SchemaTree, prefix: readonly string[], line: number): void {
+  function walk(node: unknown, tree: SchemaTree, prefix: readonly string[], line: number): void {
     const resolved = resolveAlias(doc, node);
     const where = prefix.length === 0 ? 'the top level' : prefix.join('.');
     if (!isMap(resolved)) {
@@ -669,9 +355,9 @@ function readConfigFile(text: string, filePath: string, origin: string): FileRes
         problems.push(`${dotted} (from file ${filePath} line ${keyLine}): ${computed}`);
         continue;
       }
-      const spec = Object.hasOwn(schema, key) ? schema[key] : undefined;
+      const spec = Object.hasOwn(tree, key) ? tree[key] : undefined;
       if (spec === undefined) {
-        const known = Object.keys(schema);
+        const known = Object.keys(tree);
         problems.push(`${dotted} (from file ${filePath} line ${keyLine}): unknown key under ${where}${suggest(key, known)} (known: ${known.join(', ')})`);
         continue;
       }
@@ -682,7 +368,7 @@ function readConfigFile(text: string, filePath: string, origin: string): FileRes
         walk(valueNode, spec, path, keyLine);
         continue;
       }
-      const checked = checkYamlType(spec, value);
+      const checked = checkYamlType(spec.kind, spec.meta.fromYaml === undefined ? value : spec.meta.fromYaml(value));
       if (checked.ok) settings.set(spec.path, { value: checked.value, source: { kind: 'file', path: filePath, line: keyLine } });
       else problems.push(`${spec.path}=${show(value)} (from file ${filePath} line ${keyLine}): ${checked.reason}`);
     }
@@ -702,72 +388,87 @@ function toJs(doc: Document, node: unknown): unknown {
 // ---------------------------------------------------------------------------------------------
 // Flags
 
+type FlagSpec = Leaf | 'config';
+
+const FLAG_SPECS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpec>([
+  [CONFIG_FILE_OPTION.flag, 'config'],
+  ...LEAVES.flatMap((leaf): [string, FlagSpec][] => (leaf.meta.flag === undefined ? [] : [[leaf.meta.flag, leaf]])),
+]);
+
 interface FlagResult {
   readonly settings: Map<string, Setting>;
-  readonly configPath?: string;
+  configPath?: string;
   readonly problems: string[];
 }
 
-function readFlags(argv: readonly string[]): FlagResult {
-  const specs = new Map<string, LeafSpec | 'config'>([['config', 'config']]);
-  for (const leaf of LEAVES) if (leaf.flag !== undefined) specs.set(leaf.flag, leaf);
+/** One flag's value into `result`: a string as typed, true for a bare boolean flag, false for `--no-x`. */
+function takeFlag(result: FlagResult, name: string, value: string | boolean): void {
+  const spec = FLAG_SPECS.get(name);
+  if (spec === undefined) {
+    result.problems.push(`flag --${name}: unknown flag${suggest(name, [...FLAG_SPECS.keys()], '--')} (known: ${[...FLAG_SPECS.keys()].map((f) => `--${f}`).join(', ')})`);
+    return;
+  }
+  const source: Source = { kind: 'flag', name };
+  if (spec !== 'config' && spec.kind === 'boolean' && typeof value === 'boolean') {
+    result.settings.set(spec.path, { value, source });
+    return;
+  }
+  if (typeof value === 'boolean') {
+    result.problems.push(value ? `flag --${name}: requires a value` : `flag --no-${name}: --${name} takes a value and cannot be negated`);
+    return;
+  }
+  if (spec === 'config') {
+    result.configPath = value;
+    return;
+  }
+  const parsed = parseText(spec.kind, value);
+  if (parsed.ok) result.settings.set(spec.path, { value: parsed.value, source });
+  else result.problems.push(`${spec.path}=${show(value)} (from flag --${name}): ${parsed.reason}`);
+}
+
+function readArgv(argv: readonly string[], result: FlagResult): void {
   const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const [name, spec] of specs) options[name] = { type: spec !== 'config' && spec.type === 'boolean' ? 'boolean' : 'string' };
+  for (const [name, spec] of FLAG_SPECS) options[name] = { type: spec !== 'config' && spec.kind === 'boolean' ? 'boolean' : 'string' };
 
   // Non-strict mode with tokens, so that every bad flag is reported instead of only the first.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, allowNegative: true, tokens: true });
-  const settings = new Map<string, Setting>();
-  const problems: string[] = [];
-  let configPath: string | undefined;
   for (const token of tokens) {
     if (token.kind === 'positional') {
-      problems.push(`argument ${JSON.stringify(token.value)}: unexpected positional argument (flags take the form --name=value)`);
+      result.problems.push(`argument ${JSON.stringify(token.value)}: unexpected positional argument (flags take the form --name=value)`);
       continue;
     }
     if (token.kind !== 'option') continue;
-    const spec = specs.get(token.name);
+    const spec = FLAG_SPECS.get(token.name);
     if (spec === undefined) {
-      problems.push(`flag ${token.rawName}: unknown flag${suggest(token.name, [...specs.keys()], '--')} (known: ${[...specs.keys()].map((f) => `--${f}`).join(', ')})`);
+      result.problems.push(`flag ${token.rawName}: unknown flag${suggest(token.name, [...FLAG_SPECS.keys()], '--')} (known: ${[...FLAG_SPECS.keys()].map((f) => `--${f}`).join(', ')})`);
       continue;
     }
-    const negated = token.rawName.startsWith('--no-');
-    if (spec !== 'config' && spec.type === 'boolean') {
-      if (negated) settings.set(spec.path, { value: false, source: { kind: 'flag', name: token.name } });
-      else if (token.value === undefined) settings.set(spec.path, { value: true, source: { kind: 'flag', name: token.name } });
-      else {
-        const parsed = parseText('boolean', token.value);
-        if (parsed.ok) settings.set(spec.path, { value: parsed.value, source: { kind: 'flag', name: token.name } });
-        else problems.push(`${spec.path}=${show(token.value)} (from flag --${token.name}): ${parsed.reason}`);
-      }
+    if (token.rawName.startsWith('--no-')) {
+      takeFlag(result, token.name, false);
       continue;
     }
-    if (negated) {
-      problems.push(`flag ${token.rawName}: --${token.name} takes a value and cannot be negated`);
-      continue;
-    }
+    const isBoolean = spec !== 'config' && spec.kind === 'boolean';
     // parseArgs would take the next flag as this one's value (`--namespace --kubeconfig x`).
-    if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-'))) {
+    if (!isBoolean && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
       const got = token.value === undefined ? '' : ` (got ${JSON.stringify(token.value)}; write --${token.name}=${token.value} if that is meant)`;
-      problems.push(`flag --${token.name}: requires a value${got}`);
+      result.problems.push(`flag --${token.name}: requires a value${got}`);
       continue;
     }
-    if (spec === 'config') {
-      configPath = token.value;
-      continue;
-    }
-    const parsed = parseText(spec.type, token.value);
-    if (parsed.ok) settings.set(spec.path, { value: parsed.value, source: { kind: 'flag', name: token.name } });
-    else problems.push(`${spec.path}=${show(token.value)} (from flag --${token.name}): ${parsed.reason}`);
+    takeFlag(result, token.name, token.value ?? true);
   }
-  return configPath === undefined ? { settings, problems } : { settings, problems, configPath };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Loading
 
 export interface LoadConfigOptions {
-  /** Command-line arguments without the node binary and script, i.e. `process.argv.slice(2)`. */
-  readonly argv: readonly string[];
+  /** Command-line arguments without the node binary and script, e.g. `['--namespace', 'x']`. */
+  readonly argv?: readonly string[];
+  /**
+   * Flags a command-line parser already split, by name without `--` (see CONFIG_SETTINGS):
+   * the value as typed, true for a bare boolean flag, false for `--no-<name>`. Applied after argv.
+   */
+  readonly flags?: Readonly<Record<string, string | boolean>>;
   /** Usually `process.env`. */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Reads the config file as UTF-8. Defaults to fs.readFileSync; tests pass a fake. */
@@ -780,30 +481,29 @@ export interface LoadConfigOptions {
  * one ConfigError listing every problem found.
  */
 export function loadConfig(options: LoadConfigOptions): AgentConfig {
-  const problems: string[] = [];
   const env = (name: string): string | undefined => {
     const value = options.env[name];
     return value === undefined || value === '' ? undefined : value;
   };
 
-  const flags = readFlags(options.argv);
-  problems.push(...flags.problems);
+  const flags: FlagResult = { settings: new Map(), problems: [] };
+  readArgv(options.argv ?? [], flags);
+  for (const [name, value] of Object.entries(options.flags ?? {})) takeFlag(flags, name, value);
+  const problems: string[] = [...flags.problems];
 
   const envSettings = new Map<string, Setting>();
   for (const leaf of LEAVES) {
-    if (leaf.env === undefined) continue;
-    const text = env(leaf.env);
+    const text = env(leaf.meta.env);
     if (text === undefined) continue;
-    const parsed = parseText(leaf.type, text);
-    if (parsed.ok) envSettings.set(leaf.path, { value: parsed.value, source: { kind: 'env', name: leaf.env } });
-    else problems.push(`${leaf.path}=${show(text)} (from env ${leaf.env}): ${parsed.reason}`);
+    const parsed = parseText(leaf.kind, text);
+    if (parsed.ok) envSettings.set(leaf.path, { value: parsed.value, source: { kind: 'env', name: leaf.meta.env } });
+    else problems.push(`${leaf.path}=${show(text)} (from env ${leaf.meta.env}): ${parsed.reason}`);
   }
 
   let fileSettings = new Map<string, Setting>();
-  const envConfigPath = env('CSA_CONFIG');
-  const configPath = flags.configPath ?? envConfigPath;
+  const configPath = flags.configPath ?? env(CONFIG_FILE_OPTION.env);
   if (configPath !== undefined) {
-    const origin = flags.configPath !== undefined ? 'flag --config' : 'env CSA_CONFIG';
+    const origin = flags.configPath !== undefined ? `flag --${CONFIG_FILE_OPTION.flag}` : `env ${CONFIG_FILE_OPTION.env}`;
     let text: string | undefined;
     try {
       text = (options.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(configPath);
@@ -820,20 +520,140 @@ export function loadConfig(options: LoadConfigOptions): AgentConfig {
 
   const merged = new Map<string, Setting>();
   for (const leaf of LEAVES) {
-    const value = getPath(DEFAULT_CONFIG, leaf.path);
-    if (value !== undefined) merged.set(leaf.path, { value, source: { kind: 'default' } });
+    if (leaf.hasDefault) merged.set(leaf.path, { value: leaf.default, source: { kind: 'default' } });
+    const fallback = leaf.meta.fallbackEnv === undefined ? undefined : env(leaf.meta.fallbackEnv);
+    if (leaf.meta.fallbackEnv !== undefined && fallback !== undefined) {
+      const parsed = parseText(leaf.kind, fallback);
+      if (parsed.ok) merged.set(leaf.path, { value: parsed.value, source: { kind: 'env', name: leaf.meta.fallbackEnv } });
+      else problems.push(`${leaf.path}=${show(fallback)} (from env ${leaf.meta.fallbackEnv}): ${parsed.reason}`);
+    }
   }
-  // The default request timeout follows the interval actually chosen, so it is derived below.
-  merged.delete('heartbeat.requestTimeoutSeconds');
-  const podNamespace = env('POD_NAMESPACE');
-  if (podNamespace !== undefined) merged.set('namespace', { value: podNamespace, source: { kind: 'env', name: 'POD_NAMESPACE' } });
   for (const layer of [fileSettings, envSettings, flags.settings]) {
     for (const [path, setting] of layer) merged.set(path, setting);
   }
 
-  const result = validate(merged, problems);
+  for (const leaf of LEAVES) {
+    const setting = merged.get(leaf.path);
+    if (setting === undefined) continue;
+    for (const message of leafProblems(leaf, setting.value)) problems.push(`${origin(merged, leaf.path)}: ${message}`);
+  }
+  checkRelations(merged, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(result);
+
+  const input: Record<string, unknown> = {};
+  for (const [path, setting] of merged) setPath(input, path, setting.value);
+  return deepFreeze(CONFIG_SCHEMA.parse(input));
+}
+
+function origin(merged: ReadonlyMap<string, Setting>, path: string): string {
+  const setting = merged.get(path);
+  if (setting === undefined) throw new Error(`internal: no value for ${path}`);
+  return `${path}=${show(setting.value)} (from ${describeSource(setting.source)})`;
+}
+
+// The schema's constraint messages where they are not written at the constraint itself.
+const defaultMessage = (issue: z.core.$ZodRawIssue): string | undefined => {
+  if (issue.code === 'too_small') {
+    if (issue.origin === 'array') return `must list at least ${issue.minimum}`;
+    return issue.inclusive === true ? `must be at least ${issue.minimum}` : `must be greater than ${issue.minimum}`;
+  }
+  if (issue.code === 'too_big') {
+    if (issue.origin === 'array') return `must list at most ${issue.maximum}`;
+    if (issue.origin === 'string') return `must be at most ${issue.maximum} characters`;
+    return issue.inclusive === true ? `must be at most ${issue.maximum}` : `must be less than ${issue.maximum}`;
+  }
+  if (issue.code === 'invalid_value') return `must be one of ${issue.values.map(String).join(', ')}`;
+  return undefined;
+};
+
+/** What is wrong with one setting's value, one line per distinct problem. */
+function leafProblems(leaf: Leaf, value: unknown): string[] {
+  const result = leaf.check.safeParse(value, { error: defaultMessage });
+  if (result.success) return [];
+  const messages: string[] = [];
+  const itemIssues = result.error.issues.filter((issue) => issue.path.length > 0);
+  if (itemIssues.length > 0) {
+    const items = value as readonly unknown[];
+    const badIndexes = [...new Set(itemIssues.map((issue) => Number(issue.path[0])))];
+    messages.push(
+      leaf.meta.badItems === undefined
+        ? itemIssues.map((issue) => `item ${String(issue.path[0])} ${show(items[Number(issue.path[0])])}: ${issue.message}`).join('; ')
+        : leaf.meta.badItems(badIndexes.map((i) => items[i])),
+    );
+  }
+  messages.push(...result.error.issues.filter((issue) => issue.path.length === 0).map((issue) => issue.message));
+  return [...new Set(messages)];
+}
+
+/** Checks between settings: each problem names where every value involved came from. */
+function checkRelations(merged: ReadonlyMap<string, Setting>, problems: string[]): void {
+  const value = (path: string): unknown => {
+    const setting = merged.get(path);
+    if (setting === undefined) throw new Error(`internal: no value for ${path}`);
+    return setting.value;
+  };
+  const at = (path: string): string => origin(merged, path);
+  const fail = (path: string, message: string): void => {
+    problems.push(`${at(path)}: ${message}`);
+  };
+  const num = (path: string): number => value(path) as number;
+  const list = (path: string): readonly string[] => value(path) as readonly string[];
+
+  if (merged.has('heartbeat.requestTimeoutSeconds')) {
+    const window = num('heartbeat.intervalSeconds') * num('heartbeat.failureThreshold');
+    const timeout = num('heartbeat.requestTimeoutSeconds');
+    if (timeout > 0 && timeout >= window) {
+      fail(
+        'heartbeat.requestTimeoutSeconds',
+        `must be less than heartbeat.intervalSeconds × heartbeat.failureThreshold = ${window}, or a single hung request outlasts the failure window` +
+          ` (${at('heartbeat.intervalSeconds')}, ${at('heartbeat.failureThreshold')})`,
+      );
+    }
+  }
+
+  if (num('leaderElection.renewDeadlineSeconds') >= num('leaderElection.leaseDurationSeconds')) {
+    fail(
+      'leaderElection.renewDeadlineSeconds',
+      `must be less than leaderElection.leaseDurationSeconds, or another replica can take the lease while this one still acts as leader (${at('leaderElection.leaseDurationSeconds')})`,
+    );
+  }
+  if (num('leaderElection.retryPeriodSeconds') >= num('leaderElection.renewDeadlineSeconds')) {
+    fail(
+      'leaderElection.retryPeriodSeconds',
+      `must be less than leaderElection.renewDeadlineSeconds, or the leader gets no second renewal attempt before its deadline (${at('leaderElection.renewDeadlineSeconds')})`,
+    );
+  }
+
+  // The same namespace policy rules for both directions; `what` completes "can never ...".
+  const deniedAlways = alwaysDenied(value('namespace') as string);
+  const checkNamespacePolicy = (section: 'imports' | 'exports', what: string): void => {
+    const allowedPath = `${section}.allowedNamespaces`;
+    const deniedPath = `${section}.deniedNamespaces`;
+    const allowedButAlwaysDenied = list(allowedPath).filter((ns) => deniedAlways.includes(ns));
+    if (allowedButAlwaysDenied.length > 0) {
+      fail(allowedPath, `${allowedButAlwaysDenied.join(', ')} can never ${what} (always denied: ${deniedAlways.join(', ')})`);
+    }
+    const allowedAndDenied = list(allowedPath).filter((ns) => list(deniedPath).includes(ns));
+    if (allowedAndDenied.length > 0) {
+      fail(allowedPath, `${allowedAndDenied.join(', ')} also listed in ${deniedPath} (${at(deniedPath)})`);
+    }
+  };
+  checkNamespacePolicy('imports', 'receive imports');
+
+  const enableLabelIdentity = value('imports.enableLabelIdentity') as boolean;
+  const allowedKinds: readonly string[] = merged.has('imports.allowedKinds') ? list('imports.allowedKinds') : defaultAllowedKinds(enableLabelIdentity);
+  if (allowedKinds.includes('LabelIdentity') && !enableLabelIdentity) {
+    fail('imports.allowedKinds', `lists LabelIdentity but imports.enableLabelIdentity is false (${at('imports.enableLabelIdentity')})`);
+  }
+  if (enableLabelIdentity && !allowedKinds.includes('LabelIdentity') && merged.has('imports.allowedKinds')) {
+    fail('imports.enableLabelIdentity', `is true but imports.allowedKinds does not list LabelIdentity (${at('imports.allowedKinds')})`);
+  }
+
+  checkNamespacePolicy('exports', 'be exported from');
+
+  if (num('leader.staleMemberSeconds') < num('leader.memberTimeoutSeconds')) {
+    fail('leader.staleMemberSeconds', `must be at least leader.memberTimeoutSeconds (${at('leader.memberTimeoutSeconds')}): a member is only stale once it is Disconnected`);
+  }
 }
 
 function getPath(root: unknown, path: string): unknown {
@@ -845,272 +665,14 @@ function getPath(root: unknown, path: string): unknown {
   return node;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation
-
-function validate(merged: ReadonlyMap<string, Setting>, problems: string[]): AgentConfig {
-  const setting = (path: string): Setting => {
-    const found = merged.get(path);
-    if (found === undefined) throw new Error(`internal: no value for ${path}`);
-    return found;
-  };
-  const origin = (path: string): string => `${path}=${show(setting(path).value)} (from ${describeSource(setting(path).source)})`;
-  const fail = (path: string, message: string): void => {
-    problems.push(`${origin(path)}: ${message}`);
-  };
-  const str = (path: string): string => setting(path).value as string;
-  const num = (path: string): number => setting(path).value as number;
-  const bool = (path: string): boolean => setting(path).value as boolean;
-  const list = (path: string): readonly string[] => setting(path).value as readonly string[];
-  const atLeast = (path: string, min: number): void => {
-    if (num(path) < min) fail(path, `must be at least ${min}`);
-  };
-
-  const namespace = str('namespace');
-  if (!isDnsLabel(namespace)) fail('namespace', 'must be a DNS-1123 label (lower-case letters, digits and -, at most 63 characters)');
-
-  const kubeconfigSetting = merged.get('kubeconfig');
-  if (kubeconfigSetting !== undefined && str('kubeconfig') === '') fail('kubeconfig', 'must not be empty; leave it unset to use the in-cluster configuration');
-
-  const interval = num('heartbeat.intervalSeconds');
-  if (!HEARTBEAT_INTERVALS.includes(interval)) {
-    fail('heartbeat.intervalSeconds', `must be one of ${HEARTBEAT_INTERVALS.join(',')} (the heartbeat is a node-cron schedule, which only repeats evenly at these intervals)`);
+function setPath(root: Record<string, unknown>, path: string, value: unknown): void {
+  const segments = path.split('.');
+  let node = root;
+  for (const segment of segments.slice(0, -1)) {
+    node[segment] ??= {};
+    node = node[segment] as Record<string, unknown>;
   }
-  const threshold = num('heartbeat.failureThreshold');
-  atLeast('heartbeat.failureThreshold', 1);
-  let requestTimeout: number;
-  const timeoutSetting = merged.get('heartbeat.requestTimeoutSeconds');
-  if (timeoutSetting === undefined) {
-    requestTimeout = defaultRequestTimeout(interval);
-  } else {
-    requestTimeout = num('heartbeat.requestTimeoutSeconds');
-    const window = interval * threshold;
-    if (requestTimeout <= 0) fail('heartbeat.requestTimeoutSeconds', 'must be greater than 0');
-    else if (requestTimeout >= window) {
-      fail(
-        'heartbeat.requestTimeoutSeconds',
-        `must be less than heartbeat.intervalSeconds × heartbeat.failureThreshold = ${window}, or a single hung request outlasts the failure window` +
-          ` (${origin('heartbeat.intervalSeconds')}, ${origin('heartbeat.failureThreshold')})`,
-      );
-    }
-  }
-
-  atLeast('status.minWriteIntervalMs', 0);
-
-  const logLevel = str('logLevel');
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) fail('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
-
-  if (parseBindAddress(str('health.bindAddress')) === undefined) {
-    fail('health.bindAddress', 'must be [host]:port, e.g. :8080, 127.0.0.1:8080 or [::1]:8080');
-  }
-  const metricsAddress = str('metrics.bindAddress');
-  if (metricsAddress !== '0' && parseBindAddress(metricsAddress) === undefined) {
-    fail('metrics.bindAddress', 'must be [host]:port, e.g. :9090, or 0 to disable metrics');
-  }
-
-  // Length first: it also bounds the regex's backtracking on long hostile input.
-  const leaseName = str('leaderElection.leaseName');
-  if (!isDnsSubdomain(leaseName)) {
-    fail('leaderElection.leaseName', 'must be a DNS-1123 subdomain (a valid Lease name)');
-  }
-  atLeast('leaderElection.leaseDurationSeconds', 1);
-  atLeast('leaderElection.renewDeadlineSeconds', 1);
-  atLeast('leaderElection.retryPeriodSeconds', 1);
-  if (num('leaderElection.renewDeadlineSeconds') >= num('leaderElection.leaseDurationSeconds')) {
-    fail(
-      'leaderElection.renewDeadlineSeconds',
-      `must be less than leaderElection.leaseDurationSeconds, or another replica can take the lease while this one still acts as leader (${origin('leaderElection.leaseDurationSeconds')})`,
-    );
-  }
-  if (num('leaderElection.retryPeriodSeconds') >= num('leaderElection.renewDeadlineSeconds')) {
-    fail(
-      'leaderElection.retryPeriodSeconds',
-      `must be less than leaderElection.renewDeadlineSeconds, or the leader gets no second renewal attempt before its deadline (${origin('leaderElection.renewDeadlineSeconds')})`,
-    );
-  }
-
-  const deniedAlways = alwaysDenied(namespace);
-  // The same namespace policy rules for both directions; `what` completes "can never ...".
-  const checkNamespacePolicy = (section: 'imports' | 'exports', what: string): void => {
-    const allowedPath = `${section}.allowedNamespaces`;
-    const deniedPath = `${section}.deniedNamespaces`;
-    for (const path of [allowedPath, deniedPath]) {
-      const invalid = list(path).filter((ns) => !isDnsLabel(ns));
-      if (invalid.length > 0) fail(path, `${invalid.map((ns) => JSON.stringify(ns)).join(', ')} ${invalid.length === 1 ? 'is not a' : 'are not'} valid namespace name${invalid.length === 1 ? '' : 's'}`);
-    }
-    const allowedButAlwaysDenied = list(allowedPath).filter((ns) => deniedAlways.includes(ns));
-    if (allowedButAlwaysDenied.length > 0) {
-      fail(allowedPath, `${allowedButAlwaysDenied.join(', ')} can never ${what} (always denied: ${deniedAlways.join(', ')})`);
-    }
-    const allowedAndDenied = list(allowedPath).filter((ns) => list(deniedPath).includes(ns));
-    if (allowedAndDenied.length > 0) {
-      fail(allowedPath, `${allowedAndDenied.join(', ')} also listed in ${deniedPath} (${origin(deniedPath)})`);
-    }
-  };
-  const allowedNamespaces = list('imports.allowedNamespaces');
-  const deniedNamespaces = list('imports.deniedNamespaces');
-  checkNamespacePolicy('imports', 'receive imports');
-
-  const enableLabelIdentity = bool('imports.enableLabelIdentity');
-  const kindsSetting = setting('imports.allowedKinds');
-  let allowedKinds = list('imports.allowedKinds');
-  if (kindsSetting.source.kind === 'default' && enableLabelIdentity) allowedKinds = [...allowedKinds, 'LabelIdentity'];
-  const unknownKinds = allowedKinds.filter((kind) => !(IMPORTABLE_KINDS as readonly string[]).includes(kind));
-  if (unknownKinds.length > 0) fail('imports.allowedKinds', `unknown kind ${unknownKinds.join(', ')}; allowed: ${IMPORTABLE_KINDS.join(', ')}`);
-  if (allowedKinds.length === 0) fail('imports.allowedKinds', `must list at least one of ${IMPORTABLE_KINDS.join(', ')}`);
-  if (allowedKinds.includes('LabelIdentity') && !enableLabelIdentity) {
-    fail('imports.allowedKinds', `lists LabelIdentity but imports.enableLabelIdentity is false (${origin('imports.enableLabelIdentity')})`);
-  }
-  if (enableLabelIdentity && !allowedKinds.includes('LabelIdentity')) {
-    fail('imports.enableLabelIdentity', `is true but imports.allowedKinds does not list LabelIdentity (${origin('imports.allowedKinds')})`);
-  }
-  atLeast('imports.maxObjectsPerLeader', 1);
-  atLeast('imports.maxObjectBytes', 1);
-  atLeast('imports.lostLeaderRetentionSeconds', 0);
-  atLeast('imports.resyncSeconds', 5);
-
-  checkNamespacePolicy('exports', 'be exported from');
-  const endpointIPType = str('exports.endpointIPType');
-  if (!(EXPORT_ENDPOINT_IP_TYPES as readonly string[]).includes(endpointIPType)) {
-    fail('exports.endpointIPType', `must be one of ${EXPORT_ENDPOINT_IP_TYPES.join(', ')}`);
-  }
-  const serviceCIDRSetting = merged.get('exports.serviceCIDR');
-  if (serviceCIDRSetting !== undefined) {
-    const serviceCIDR = str('exports.serviceCIDR');
-    if (serviceCIDR === '') fail('exports.serviceCIDR', 'must not be empty; leave it unset to have the Service CIDR discovered');
-    else {
-      const problem = cidrProblem(serviceCIDR);
-      if (problem !== undefined) fail('exports.serviceCIDR', problem);
-    }
-  }
-  const podCIDRProblems = list('exports.podCIDRs').flatMap((cidr) => {
-    const problem = cidrProblem(cidr);
-    return problem === undefined ? [] : [`${JSON.stringify(cidr)} ${problem}`];
-  });
-  if (podCIDRProblems.length > 0) fail('exports.podCIDRs', podCIDRProblems.join('; '));
-
-  const leaderNamespaceSetting = merged.get('leader.namespace');
-  if (leaderNamespaceSetting !== undefined && !isDnsLabel(str('leader.namespace'))) {
-    fail('leader.namespace', 'must be a DNS-1123 label; leave it unset to use the agent namespace');
-  }
-  atLeast('leader.memberTimeoutSeconds', 2);
-  if (num('leader.staleMemberSeconds') < num('leader.memberTimeoutSeconds')) {
-    fail('leader.staleMemberSeconds', `must be at least leader.memberTimeoutSeconds (${origin('leader.memberTimeoutSeconds')}): a member is only stale once it is Disconnected`);
-  }
-
-  return {
-    namespace,
-    ...(kubeconfigSetting === undefined ? {} : { kubeconfig: str('kubeconfig') }),
-    heartbeat: { intervalSeconds: interval, failureThreshold: threshold, requestTimeoutSeconds: requestTimeout },
-    status: { minWriteIntervalMs: num('status.minWriteIntervalMs') },
-    logLevel: logLevel as LogLevel,
-    health: { bindAddress: str('health.bindAddress') },
-    metrics: { bindAddress: metricsAddress },
-    leaderElection: {
-      enabled: bool('leaderElection.enabled'),
-      leaseName,
-      leaseDurationSeconds: num('leaderElection.leaseDurationSeconds'),
-      renewDeadlineSeconds: num('leaderElection.renewDeadlineSeconds'),
-      retryPeriodSeconds: num('leaderElection.retryPeriodSeconds'),
-    },
-    imports: {
-      allowedNamespaces: [...allowedNamespaces],
-      deniedNamespaces: [...deniedNamespaces],
-      alwaysDeniedNamespaces: deniedAlways,
-      allowedKinds: allowedKinds as readonly ImportableKind[],
-      maxObjectsPerLeader: num('imports.maxObjectsPerLeader'),
-      maxObjectBytes: num('imports.maxObjectBytes'),
-      lostLeaderRetentionSeconds: num('imports.lostLeaderRetentionSeconds'),
-      resyncSeconds: num('imports.resyncSeconds'),
-      enableLabelIdentity,
-    },
-    exports: {
-      enabled: bool('exports.enabled'),
-      allowedNamespaces: [...list('exports.allowedNamespaces')],
-      deniedNamespaces: [...list('exports.deniedNamespaces')],
-      alwaysDeniedNamespaces: deniedAlways,
-      endpointIPType: endpointIPType as ExportEndpointIPType,
-      ...(serviceCIDRSetting === undefined ? {} : { serviceCIDR: str('exports.serviceCIDR') }),
-      podCIDRs: [...list('exports.podCIDRs')],
-    },
-    leader: {
-      ...(leaderNamespaceSetting === undefined ? {} : { namespace: str('leader.namespace') }),
-      memberTimeoutSeconds: num('leader.memberTimeoutSeconds'),
-      staleMemberSeconds: num('leader.staleMemberSeconds'),
-    },
-  };
-}
-
-/**
- * Why `text` is not a usable CIDR (`must be ...`), or undefined when it is one: an IPv4 or
- * IPv6 address (no zone), `/`, a decimal prefix length in range, and no bits set after the
- * prefix, so that a typo such as 10.96.0.1/12 is caught instead of published.
- */
-export function cidrProblem(text: string): string | undefined {
-  const usage = 'must be a CIDR such as 10.96.0.0/12 or fd00:10:96::/108';
-  const match = /^([^/]+)\/(0|[1-9][0-9]{0,2})$/.exec(text);
-  if (match === null) return usage;
-  const [, address = '', prefixText = ''] = match;
-  const family = isIP(address);
-  if (family === 0 || address.includes('%')) return usage;
-  const bits = family === 4 ? 32 : 128;
-  const prefix = Number(prefixText);
-  if (prefix > bits) return `must have a prefix length of at most ${bits} for an IPv${family} address`;
-  const value = family === 4 ? ipv4ToBigInt(address) : ipv6ToBigInt(address);
-  const hostMask = (1n << BigInt(bits - prefix)) - 1n;
-  if ((value & hostMask) !== 0n) {
-    const network = value & ~hostMask;
-    const shown = family === 4 ? bigIntToIPv4(network) : bigIntToIPv6(network);
-    return `has bits set after the /${prefix} prefix; did you mean ${shown}/${prefix}?`;
-  }
-  return undefined;
-}
-
-function ipv4ToBigInt(address: string): bigint {
-  return address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-}
-
-function bigIntToIPv4(value: bigint): string {
-  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
-}
-
-// Only called on addresses net.isIP() accepted as IPv6.
-function ipv6ToBigInt(address: string): bigint {
-  let text = address;
-  // An embedded IPv4 tail (::ffff:1.2.3.4) counts as two 16-bit groups.
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4?.[1] !== undefined) {
-    const n = ipv4ToBigInt(v4[1]);
-    text = `${text.slice(0, -v4[1].length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headGroups = head === '' ? [] : head.split(':');
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
-  return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
-}
-
-function bigIntToIPv6(value: bigint): string {
-  const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt((7 - i) * 16)) & 0xffffn));
-  // RFC 5952: compress the longest run (at least two) of zero groups, the first on a tie.
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart === -1) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  node[segments[segments.length - 1] ?? path] = value;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -1120,3 +682,6 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The configuration used when nothing is set: the schema's defaults, through the same loader. */
+export const DEFAULT_CONFIG: AgentConfig = loadConfig({ env: {} });

@@ -23,15 +23,18 @@
 // ID that is a dash-prefix of another member's (`east` vs `east-1`), which v2.7+ leaders reject
 // at admission.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import {
   CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
 } from '@kubernetes/client-node';
+import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, MEMBER_ANNOUNCE_PREFIX } from '../api/types.js';
+import { describeOption, EXIT_USAGE, runCommand, valueNotAFlag, type CommandIO, type ExitStatus } from '../cli/command.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
+
+export type { CommandIO } from '../cli/command.js';
 
 export const DEFAULT_SECRET_NAME = 'leader-token';
 export const DEFAULT_MEMBER_NAMESPACE = 'clusterset-agent';
@@ -305,62 +308,48 @@ async function ensureRoleBinding(rbac: RbacAuthorizationV1Api, namespace: string
 // ---------------------------------------------------------------------------------------------
 // Command line: `clusterset-agent leader create-member-token ...`
 
-export const LEADER_USAGE = `Usage: clusterset-agent leader create-member-token --member-id ID [--namespace NS] [--kubeconfig FILE]
-                            [--service-account NAME] [--duration 8760h|SECONDS] [--secret-name NAME]
-                            [--member-namespace NS]
-  Run against the LEADER cluster with admin rights. Creates (idempotently) the member's ServiceAccount
-  (annotated ${CLUSTER_ID_ANNOTATION}=ID), the Role ${MEMBER_ROLE_NAME} and a RoleBinding in the leader
-  namespace, issues a token and prints the member-side Secret as YAML on stdout (progress on stderr):
-    clusterset-agent leader create-member-token --member-id east | kubectl --context member apply -f -
-  Defaults: --namespace ${DEFAULT_LEADER_NAMESPACE}, --service-account member-ID, --duration 8760h,
-  --secret-name ${DEFAULT_SECRET_NAME}, --member-namespace ${DEFAULT_MEMBER_NAMESPACE}, --kubeconfig $KUBECONFIG or ~/.kube/config.
-`;
-
-export interface CommandIO {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
+/** `leader create-member-token` as a command; its action leaves 0, or 1 (failed or refused), in `status`. */
+export function createMemberTokenCommand(io: CommandIO, status: ExitStatus): Command {
+  const command = new Command('create-member-token')
+    .summary("let a member in: its ServiceAccount, Role, RoleBinding and token Secret")
+    .description(
+      'Lets one member in. Run against the LEADER cluster with admin rights: creates (idempotently) the ' +
+        `member's ServiceAccount (annotated ${CLUSTER_ID_ANNOTATION}=ID), the Role ${MEMBER_ROLE_NAME} and a RoleBinding ` +
+        'in the leader namespace, issues a token and prints the member-side Secret as YAML on stdout (progress on stderr).',
+    )
+    .usage('--member-id ID [options]')
+    .addHelpText('after', '\nExample:\n  clusterset-agent leader create-member-token --member-id east | kubectl --context member apply -f -\n');
+  const option = (flags: string, text: string, extras: { env?: string; default?: string }): void => {
+    const added = new Option(flags, describeOption(text, extras));
+    command.addOption(added.argParser(valueNotAFlag(command, added)));
+  };
+  option('--member-id <id>', "The member's cluster ID (its ClusterSet spec.clusterID); required.", {});
+  option('--namespace <ns>', 'The leader namespace.', { default: DEFAULT_LEADER_NAMESPACE });
+  option('--kubeconfig <file>', 'Kubeconfig of the leader cluster.', { env: 'KUBECONFIG', default: '~/.kube/config' });
+  option('--service-account <name>', "The member's ServiceAccount in the leader namespace.", { default: 'member-ID' });
+  option('--duration <8760h|seconds>', 'Requested token lifetime; the API server may shorten it.', { default: `${DEFAULT_TOKEN_DURATION_SECONDS / 3600}h` });
+  option('--secret-name <name>', 'Name of the Secret to create in the member cluster.', { default: DEFAULT_SECRET_NAME });
+  option('--member-namespace <ns>', "Namespace of that Secret: the agent's namespace.", { default: DEFAULT_MEMBER_NAMESPACE });
+  return command.action(async (values: MemberTokenFlags) => {
+    status.code = await createFromFlags(values, io);
+  });
 }
 
-/** Runs `leader <subcommand> ...`; returns the exit code (0 ok, 1 failed or refused, 2 bad command line). */
-export async function runLeaderCommand(argv: readonly string[], io: CommandIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  const [subcommand, ...rest] = argv;
-  if (subcommand === undefined || subcommand === '-h' || subcommand === '--help') {
-    (subcommand === undefined ? io.stderr : io.stdout).write(LEADER_USAGE);
-    return subcommand === undefined ? 2 : 0;
-  }
-  if (subcommand !== 'create-member-token') {
-    io.stderr.write(`unknown leader command ${JSON.stringify(subcommand)}\n${LEADER_USAGE}`);
-    return 2;
-  }
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        'member-id': { type: 'string' },
-        namespace: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        'service-account': { type: 'string' },
-        duration: { type: 'string' },
-        'secret-name': { type: 'string' },
-        'member-namespace': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    io.stderr.write(`${err instanceof Error ? err.message : String(err)}\n\n${LEADER_USAGE}`);
-    return 2;
-  }
-  if (values.help === true) {
-    io.stdout.write(LEADER_USAGE);
-    return 0;
-  }
-  const memberId = values['member-id'];
+interface MemberTokenFlags {
+  readonly memberId?: string;
+  readonly namespace?: string;
+  readonly kubeconfig?: string;
+  readonly serviceAccount?: string;
+  readonly duration?: string;
+  readonly secretName?: string;
+  readonly memberNamespace?: string;
+}
+
+async function createFromFlags(values: MemberTokenFlags, io: CommandIO): Promise<number> {
+  const { memberId } = values;
   if (memberId === undefined || memberId === '') {
-    io.stderr.write(`--member-id is required\n\n${LEADER_USAGE}`);
-    return 2;
+    io.stderr.write(`error: --member-id is required (see 'clusterset-agent leader create-member-token --help')\n`);
+    return EXIT_USAGE;
   }
   try {
     const durationSeconds = values.duration === undefined ? undefined : parseDuration(values.duration);
@@ -375,10 +364,10 @@ export async function runLeaderCommand(argv: readonly string[], io: CommandIO = 
     const result = await createMemberToken(kc, {
       memberId,
       ...(values.namespace !== undefined && { namespace: values.namespace }),
-      ...(values['service-account'] !== undefined && { serviceAccount: values['service-account'] }),
+      ...(values.serviceAccount !== undefined && { serviceAccount: values.serviceAccount }),
       ...(durationSeconds !== undefined && { durationSeconds }),
-      ...(values['secret-name'] !== undefined && { secretName: values['secret-name'] }),
-      ...(values['member-namespace'] !== undefined && { memberNamespace: values['member-namespace'] }),
+      ...(values.secretName !== undefined && { secretName: values.secretName }),
+      ...(values.memberNamespace !== undefined && { memberNamespace: values.memberNamespace }),
       log: (message) => { io.stderr.write(`${message}\n`); },
     });
     io.stdout.write(result.secretYaml);
@@ -387,4 +376,18 @@ export async function runLeaderCommand(argv: readonly string[], io: CommandIO = 
     io.stderr.write(`error: ${err instanceof MemberTokenError ? err.message : describeError(err)}\n`);
     return 1;
   }
+}
+
+/** The `leader` command group: create-member-token, plus any further subcommands (`leader run` comes from the CLI). */
+export function leaderCommand(io: CommandIO, status: ExitStatus, ...more: readonly Command[]): Command {
+  const leader = new Command('leader').summary('commands for a leader cluster').description('Commands for a leader cluster.');
+  for (const command of [...more, createMemberTokenCommand(io, status)]) leader.addCommand(command);
+  return leader;
+}
+
+/** Runs `leader <subcommand> ...`; returns the exit code (0 ok, 1 failed or refused, 2 bad command line). */
+export async function runLeaderCommand(argv: readonly string[], io: CommandIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  const status: ExitStatus = { code: 0 };
+  const program = new Command('clusterset-agent').addCommand(leaderCommand(io, status));
+  return runCommand(program, ['leader', ...argv], io, status);
 }

@@ -8,6 +8,7 @@ import {
   type AgentConfig,
   CONFIG_ENV_VARS,
   CONFIG_FLAGS,
+  CONFIG_SETTINGS,
   cidrProblem,
   ConfigError,
   DEFAULT_CONFIG,
@@ -17,6 +18,7 @@ import {
   loadConfig,
   parseBindAddress,
 } from '../../src/config/config.js';
+import { isDnsLabel, isDnsSubdomain } from '../../src/api/names.js';
 
 const CONFIG_PATH = '/etc/clusterset-agent/config.yaml';
 
@@ -24,6 +26,7 @@ interface Inputs {
   readonly argv?: readonly string[];
   readonly env?: Record<string, string>;
   readonly file?: string;
+  readonly flags?: Readonly<Record<string, string | boolean>>;
 }
 
 // Loads with an in-memory config file; the file is only offered when a test provides one.
@@ -32,6 +35,7 @@ function load(inputs: Inputs = {}): AgentConfig {
   const env = { ...(file === undefined ? {} : { CSA_CONFIG: CONFIG_PATH }), ...inputs.env };
   return loadConfig({
     argv: inputs.argv ?? [],
+    ...(inputs.flags === undefined ? {} : { flags: inputs.flags }),
     env,
     readFile: (path) => {
       if (path === CONFIG_PATH && file !== undefined) return file;
@@ -50,6 +54,16 @@ function problemsOf(inputs: Inputs): readonly string[] {
     return err.problems;
   }
   assert.fail('expected loadConfig to throw ConfigError');
+}
+
+function problemsOrNone(inputs: Inputs): readonly string[] {
+  try {
+    load(inputs);
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
 }
 
 function assertOneProblem(inputs: Inputs, pattern: RegExp): void {
@@ -391,6 +405,70 @@ describe('loadConfig() flags', () => {
 
   it('lets a later occurrence of a flag win', () => {
     assert.equal(load({ argv: ['--log-level=debug', '--log-level=error'] }).logLevel, 'error');
+  });
+});
+
+describe('loadConfig() flags from a command-line parser', () => {
+  it('takes already-split flags above the environment, naming each flag as the source', () => {
+    const cfg = load({ env: { CSA_HEARTBEAT_INTERVAL: '15', CSA_LEADER_ELECT: 'true' }, flags: { 'heartbeat-interval': '30', 'leader-elect': false, namespace: 'ns-a' } });
+    assert.equal(cfg.heartbeat.intervalSeconds, 30);
+    assert.equal(cfg.leaderElection.enabled, false);
+    assert.equal(cfg.namespace, 'ns-a');
+    assert.equal(load({ flags: { 'leader-elect': true } }).leaderElection.enabled, true);
+    assert.equal(load({ flags: { 'leader-elect': 'TRUE' } }).leaderElection.enabled, true);
+    assertOneProblem({ flags: { 'failure-threshold': '0' } }, /^heartbeat\.failureThreshold=0 \(from flag --failure-threshold\): must be at least 1$/);
+  });
+
+  it('applies them after argv, and reads --config from them', () => {
+    assert.equal(load({ argv: ['--log-level=debug'], flags: { 'log-level': 'warn' } }).logLevel, 'warn');
+    const read: string[] = [];
+    const cfg = loadConfig({ flags: { config: '/from/parser.yaml' }, env: {}, readFile: (path) => { read.push(path); return 'logLevel: error\n'; } });
+    assert.deepEqual(read, ['/from/parser.yaml']);
+    assert.equal(cfg.logLevel, 'error');
+  });
+
+  it('reports a flag it does not know, a value flag without a value and a negated value flag', () => {
+    const problems = problemsOf({ flags: { 'heartbeat-intervl': '5', namespace: true, kubeconfig: false } });
+    assert.deepEqual(problems, [
+      'flag --heartbeat-intervl: unknown flag; did you mean --heartbeat-interval? (known: --config, --namespace, --kubeconfig, --heartbeat-interval, --failure-threshold, --log-level, --health-bind-address, --metrics-bind-address, --leader-elect)',
+      'flag --namespace: requires a value',
+      'flag --no-kubeconfig: --kubeconfig takes a value and cannot be negated',
+    ]);
+  });
+});
+
+describe('CONFIG_SETTINGS', () => {
+  it('describes every flag with its environment variable and default, for --help', () => {
+    const withFlags = CONFIG_SETTINGS.filter((s) => s.flag !== undefined);
+    assert.deepEqual(withFlags.map((s) => s.flag), [...CONFIG_FLAGS]);
+    const interval = CONFIG_SETTINGS.find((s) => s.flag === 'heartbeat-interval');
+    assert.deepEqual([interval?.path, interval?.env, interval?.defaultText, interval?.flagValue], ['heartbeat.intervalSeconds', 'CSA_HEARTBEAT_INTERVAL', '10', 'seconds']);
+    const namespace = CONFIG_SETTINGS.find((s) => s.flag === 'namespace');
+    assert.deepEqual([namespace?.env, namespace?.fallbackEnv, namespace?.defaultText], ['CSA_NAMESPACE', 'POD_NAMESPACE', 'clusterset-agent']);
+    assert.equal(CONFIG_SETTINGS.find((s) => s.flag === 'leader-elect')?.boolean, true);
+    assert.equal(CONFIG_SETTINGS.find((s) => s.flag === 'config')?.env, 'CSA_CONFIG');
+    for (const setting of CONFIG_SETTINGS) {
+      assert.ok(setting.description.length > 0, setting.env);
+      if (setting.path !== undefined) assert.ok(setting.defaultText !== undefined && setting.defaultText !== '', setting.path);
+    }
+  });
+});
+
+describe('loadConfig() names and lists', () => {
+  const samples = ['a', 'team-a', 'a1', '1a', '-a', 'a-', 'A', 'a_b', 'a.b', 'a..b', '.a', 'a.b-c.d', 'x'.repeat(63), 'x'.repeat(64), `${'x'.repeat(63)}.${'y'.repeat(63)}`, 'x'.repeat(254), ''];
+
+  it('accepts exactly the names src/api/names.ts accepts (the chart schema uses the same patterns)', () => {
+    for (const name of samples) {
+      const asNamespace = problemsOrNone({ env: { CSA_EXPORT_DENIED_NAMESPACES: name === '' ? ',' : name } });
+      if (name !== '') assert.equal(asNamespace.length === 0, isDnsLabel(name), `namespace ${JSON.stringify(name)}: ${asNamespace.join('; ')}`);
+      const asLease = problemsOrNone({ file: `leaderElection:\n  leaseName: ${JSON.stringify(name)}\n` });
+      assert.equal(asLease.length === 0, isDnsSubdomain(name), `lease ${JSON.stringify(name)}: ${asLease.join('; ')}`);
+    }
+  });
+
+  it('rejects a list naming the same item twice', () => {
+    assertOneProblem({ env: { CSA_IMPORT_DENIED_NAMESPACES: 'a,b,a' } }, /^imports\.deniedNamespaces=\["a","b","a"\] \(from env CSA_IMPORT_DENIED_NAMESPACES\): lists "a" more than once$/);
+    assertOneProblem({ file: 'imports:\n  allowedKinds: [Endpoints, Endpoints]\n' }, /^imports\.allowedKinds=.*: lists "Endpoints" more than once$/);
   });
 });
 

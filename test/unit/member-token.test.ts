@@ -105,7 +105,7 @@ describe('runLeaderCommand', () => {
     assert.match(none.err(), /Usage:/);
     const unknown = captureIO();
     assert.equal(await runLeaderCommand(['delete-member'], unknown.io), 2);
-    assert.match(unknown.err(), /unknown leader command "delete-member"/);
+    assert.match(unknown.err(), /unknown command 'delete-member'\n\(see 'clusterset-agent leader --help'\)/);
   });
   it('bad flags exit 2 with nothing on stdout', async () => {
     for (const argv of [['create-member-token'], ['create-member-token', '--member-id', 'e', '--bogus'], ['create-member-token', '--member-id', 'e', 'extra']]) {
