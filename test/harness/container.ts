@@ -1,7 +1,7 @@
 // The agent's OCI image for tests: built (or found cached) by scripts/image.sh, run with podman
 // under the containers.conf that script writes (runc, ulimits), and Kubernetes quantities
 // turned into the byte counts podman takes.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from './bins.js';
 
@@ -70,14 +70,13 @@ export function podmanWith(containersConf: string) {
       if (res.code !== 0) throw new Error(`podman ${args.slice(0, 3).join(' ')} ... exited ${String(res.code)}: ${res.stderr.trim()}`);
       return res.stdout;
     },
-    /** Synchronous, for failure reports and exit hooks; never throws. */
+    /**
+     * Synchronous, for failure reports and exit hooks; never throws. Returns stdout and stderr
+     * (`podman logs` writes the container's stderr to its own).
+     */
     sync(args: readonly string[]): string {
-      try {
-        return execFileSync('podman', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-      } catch (err) {
-        const e = err as { stdout?: string; stderr?: string; message: string };
-        return `${e.stdout ?? ''}${e.stderr ?? e.message}`;
-      }
+      const res = spawnSync('podman', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+      return `${res.stdout}${res.stderr}${res.error ? res.error.message : ''}`;
     },
   };
 }

@@ -230,7 +230,10 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.ok(built.image.endsWith(`/${plan.image}`), `scripts/image.sh builds the image the chart runs (${built.image} vs ${plan.image})`);
     process.stderr.write(`# podman ${plan.args.join(' ')}\n`);
     started = true;
+    // Also when the test process is interrupted (the harness exits on SIGINT/SIGTERM): after() would not run.
+    process.once('exit', () => { podman.sync(['rm', '--force', '--time', '0', name]); });
     await podman.ok(plan.args);
+    await waitProbes('first start');
     // The settings that matter, as the runtime applied them.
     const hostConfig = JSON.parse(await inspect('{{json .HostConfig}}')) as { ReadonlyRootfs: boolean; Memory: number; CapDrop: string[] | null; SecurityOpt: string[] | null; NetworkMode: string };
     assert.equal(hostConfig.ReadonlyRootfs, true);
@@ -244,7 +247,6 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.match(capLine ?? '', /CapEff:\s+0+$/, 'no effective capabilities');
     assert.match(status, /Read-only file system/);
     assert.match(status, /tmp-writable/);
-    await waitProbes('first start');
     const scrape = await metrics();
     assert.equal(findSamples(scrape, 'clusterset_agent_is_leader')[0]?.value, 1, 'a single replica without election leads');
   });
