@@ -73,6 +73,7 @@ write_containers_conf
 if [ $conf_only = 1 ]; then echo "$CONTAINERS_CONF"; exit 0; fi
 
 # ---- tools ------------------------------------------------------------------------------------
+command -v dpkg >/dev/null 2>&1 && [ -r /etc/os-release ] || die "this script needs a Debian machine (dpkg, apt, /etc/os-release)"
 need=()
 for pair in podman:podman runc:runc mmdebstrap:mmdebstrap newuidmap:uidmap fuse-overlayfs:fuse-overlayfs slirp4netns:slirp4netns; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
@@ -86,6 +87,13 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 [ "$(id -u)" = 0 ] || log "warning: not root; podman runs rootless with its own image storage"
+
+# One build at a time: a second caller waits for the first, then finds its result cached.
+exec 9>"$STATE/.lock"
+if ! flock -n 9; then log "waiting for another scripts/image.sh run"; flock 9; fi
+# Nothing podman starts may keep the lock after this script ends.
+podman() { command podman "$@" 9>&-; }
+mmdebstrap() { command mmdebstrap "$@" 9>&-; }
 
 # ---- inputs -----------------------------------------------------------------------------------
 node_field() { (cd "$REPO" && node -p "$1"); }
