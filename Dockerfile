@@ -1,18 +1,39 @@
 # syntax=docker/dockerfile:1
-# clusterset-agent image: `docker build -t clusterset-agent:0.1.0 .`
+# clusterset-agent image.
+#   docker build -t clusterset-agent:0.1.0 .   Docker (BuildKit): pulls the pinned official base
+#   npm run image                              podman, no Docker, no registry (scripts/image.sh):
+#                                              builds a local base and passes it as NODE_IMAGE
 # The chart runs it as `clusterset-agent run --config /etc/clusterset-agent/config.yaml`
 # (args after the ENTRYPOINT), as uid 1000 with a read-only root filesystem.
 
+# The base image, pinned by digest: the official Node 24 image on Debian bookworm. A build ARG
+# rather than a literal FROM so that scripts/image.sh can pass its locally built base (pinned by
+# that image's own digest, see the README). To bump it, resolve the tag's current digest and
+# replace the one below:
+#   docker buildx imagetools inspect node:24-bookworm-slim --format '{{json .Manifest.Digest}}'
+#   (or: crane digest node:24-bookworm-slim; skopeo inspect docker://node:24-bookworm-slim)
+ARG NODE_IMAGE=docker.io/library/node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+
 # ---- build: compile TypeScript, then drop devDependencies ---------------------------------
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV NODE_ENV=development \
     npm_config_update_notifier=false \
     npm_config_fund=false \
     npm_config_audit=false
+RUN node -e 'const v = process.versions.node; if (v.split(".")[0] !== "24") { console.error(`NODE_IMAGE has Node ${v}; the agent needs Node 24`); process.exit(1); }'
 # Lockfile first, so the dependency layer is cached until package*.json change.
 COPY package.json package-lock.json ./
-RUN npm ci
+# --ignore-scripts: the only install scripts in the lockfile are the `node` devDependency's (it
+# downloads a second Node binary; the build uses the base image's) and esbuild's (for tsx, which
+# the tests use); compiling is plain tsc. The secret `build-ca` is an optional CA bundle for
+# networks whose egress re-signs TLS (scripts/image.sh lends the host's); it exists during this
+# step only and is not stored in any layer.
+RUN --mount=type=secret,id=build-ca,target=/run/secrets/build-ca \
+    --mount=type=cache,target=/root/.npm,sharing=locked \
+    if [ -s /run/secrets/build-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/build-ca; fi \
+ && npm ci --ignore-scripts \
+ && test ! -e node_modules/node/bin/node
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
@@ -20,8 +41,13 @@ RUN npm run build \
  && npm prune --omit=dev
 
 # ---- runtime ------------------------------------------------------------------------------
-FROM node:24-bookworm-slim
-ENV NODE_ENV=production
+FROM ${NODE_IMAGE}
+# V8's heap limit follows the container's memory limit: Node sizes the old space to this share of
+# the memory it may use (the cgroup limit when there is one, read by libuv from cgroup v1 or v2),
+# so GC works harder before the kernel's OOM killer would strike. The rest of the limit is left
+# for the young generation, code, buffers and Node itself. Override NODE_OPTIONS to change it.
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-old-space-size-percentage=60
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./package.json
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
@@ -31,5 +57,6 @@ COPY --from=build --chown=root:root /app/bin ./bin
 # numeric so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080 9090
-ENTRYPOINT ["node", "bin/clusterset-agent.js"]
+# Stack traces name the TypeScript sources (dist/ carries source maps).
+ENTRYPOINT ["node", "--enable-source-maps", "bin/clusterset-agent.js"]
 CMD ["run"]

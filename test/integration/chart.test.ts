@@ -12,15 +12,18 @@ import { promisify } from 'node:util';
 import {
   AdmissionregistrationV1Api, ApiextensionsV1Api, AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api,
   type V1ClusterRole, type V1ConfigMap, type V1Deployment, type V1NonResourceRule, type V1PolicyRule,
-  type V1ResourceRule, type V1Role, type V1RoleBinding,
+  type V1ResourceRule, type V1Role, type V1RoleBinding, type V1Service,
 } from '@kubernetes/client-node';
+import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/config/config.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
 import { LOG_LEVELS } from '../../src/log/logger.js';
+import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { parseMetrics } from '../harness/agent-process.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { issueToken, loadCrdFiles, tokenConfig, waitForAccess } from '../harness/kube.js';
+import { issueToken, kubectl, loadCrdFiles, tokenConfig, waitForAccess } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 
 const execFileAsync = promisify(execFile);
@@ -458,6 +461,225 @@ describe('Helm chart: lint, schema and rendering', () => {
   });
 });
 
+// ---------------------------------------------------------------------------------------------
+// Monitoring (metrics Service, ServiceMonitor, PodMonitor, PrometheusRule) and scheduling
+
+interface MonitorSpec {
+  readonly selector: { readonly matchLabels: Record<string, string> };
+  readonly namespaceSelector: { readonly matchNames: string[] };
+  readonly endpoints?: { port: string; path: string; interval?: string; scrapeTimeout?: string }[];
+  readonly podMetricsEndpoints?: { port: string; path: string; interval?: string; scrapeTimeout?: string }[];
+}
+interface Monitor extends K8sObject {
+  readonly metadata: K8sObject['metadata'] & { readonly labels?: Record<string, string> };
+  readonly spec: MonitorSpec;
+}
+interface AlertRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for?: string;
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+}
+interface PrometheusRule extends K8sObject {
+  readonly spec: { readonly groups: { readonly name: string; readonly rules: AlertRule[] }[] };
+}
+
+/** Every label of `subset` is in `of` with the same value. */
+function assertSelects(subset: Readonly<Record<string, string>> | undefined, of: Readonly<Record<string, string>> | undefined, what: string): void {
+  assert.ok(subset && Object.keys(subset).length > 0, `${what}: empty selector`);
+  for (const [key, value] of Object.entries(subset)) assert.equal(of?.[key], value, `${what}: ${key}=${value} not in ${JSON.stringify(of)}`);
+}
+
+/** The metrics the agent exports, with their label names, read from src/metrics/metrics.ts itself. */
+async function exportedMetrics(): Promise<Map<string, Set<string>>> {
+  const m = new AgentMetrics({ defaultMetrics: false });
+  m.observeBeat('cs', 'leader', 0.01, true);
+  m.observeBeat('cs', 'leader', 0.01, false, 'Unauthorized');
+  m.setConnected('cs', 'leader', true);
+  m.recordImport('cs', 'ServiceImport', 'created');
+  m.recordRejection('cs', 'deniedNamespace');
+  m.setElected(true);
+  const names = new Map<string, Set<string>>();
+  for (const sample of parseMetrics(await m.metrics())) {
+    const labels = names.get(sample.name) ?? new Set<string>();
+    for (const label of Object.keys(sample.labels)) if (label !== 'le') labels.add(label);
+    names.set(sample.name, labels);
+  }
+  return names;
+}
+
+/** Parses PromQL with Prometheus' own grammar: syntax errors, metric names and label names used. */
+function promql(expr: string): { errors: number[]; metrics: string[]; labels: string[] } {
+  const errors: number[] = [];
+  const metrics = new Set<string>();
+  const labels = new Set<string>();
+  promqlParser.parse(expr).iterate({
+    enter: (node) => {
+      if (node.type.isError) errors.push(node.from);
+      else if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector') metrics.add(expr.slice(node.from, node.to));
+      else if (node.name === 'LabelName') labels.add(expr.slice(node.from, node.to));
+    },
+  });
+  return { errors, metrics: [...metrics].sort(), labels: [...labels].sort() };
+}
+
+describe('Helm chart: metrics Service, monitors, alerts and anti-affinity', () => {
+  const podTemplate = (docs: readonly K8sObject[]) => {
+    const deployment = find(docs, 'Deployment', FULLNAME) as V1Deployment;
+    const template = deployment.spec?.template;
+    assert.ok(template?.spec && template.metadata, 'the Deployment has a Pod template');
+    return { labels: template.metadata.labels, spec: template.spec, container: template.spec.containers[0] };
+  };
+
+  it('passes helm lint --strict with every monitoring option and the anti-affinity presets', async () => {
+    for (const set of [
+      'metrics.serviceMonitor.enabled=true,metrics.serviceMonitor.interval=30s,metrics.prometheusRule.enabled=true,replicaCount=2',
+      'metrics.podMonitor.enabled=true,metrics.service.enabled=true,metrics.prometheusRule.enabled=true,podAntiAffinityPreset=hard,replicaCount=3',
+    ]) {
+      const res = await helm(['lint', '--strict', CHART, '--set', set]);
+      assert.equal(res.code, 0, `helm lint --strict --set ${set} failed:\n${res.stdout}\n${res.stderr}`);
+      assert.doesNotMatch(res.stdout, /\[(WARNING|ERROR)\]/, res.stdout);
+    }
+  });
+
+  it('renders none of them by default, and no affinity for one replica', async () => {
+    const docs = await render();
+    assert.deepEqual(docs.filter((d) => ['Service', 'ServiceMonitor', 'PodMonitor', 'PrometheusRule'].includes(d.kind)), []);
+    assert.equal(podTemplate(docs).spec.affinity, undefined);
+  });
+
+  it('renders a metrics Service and a ServiceMonitor that reach the agent\'s metrics port', async () => {
+    const docs = await render({
+      'metrics.serviceMonitor.enabled': true, 'metrics.serviceMonitor.interval': '30s', 'metrics.serviceMonitor.scrapeTimeout': '10s',
+      'metrics.serviceMonitor.labels.release': 'prometheus', 'metrics.port': 9191, 'metrics.service.port': 8443,
+    });
+    const pod = podTemplate(docs);
+    // The Service is rendered for the ServiceMonitor even though metrics.service.enabled is false.
+    const service = find(docs, 'Service', `${FULLNAME}-metrics`) as V1Service;
+    assert.equal(service.metadata?.namespace, RELEASE_NS);
+    assert.equal(service.spec?.type, 'ClusterIP');
+    assertSelects(service.spec.selector, pod.labels, 'Service selector vs Pod labels');
+    assert.deepEqual(service.spec.ports, [{ name: 'metrics', port: 8443, targetPort: 'metrics', protocol: 'TCP' }]);
+    assert.deepEqual(pod.container?.ports?.find((p) => p.name === 'metrics'), { name: 'metrics', containerPort: 9191, protocol: 'TCP' });
+    assert.equal(loadRenderedConfig(find(docs, 'ConfigMap', FULLNAME) as V1ConfigMap).metrics.bindAddress, ':9191');
+
+    const monitor = find(docs, 'ServiceMonitor', FULLNAME) as Monitor;
+    assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(monitor.metadata.namespace, RELEASE_NS);
+    assert.equal(monitor.metadata.labels?.['release'], 'prometheus');
+    assertSelects(monitor.spec.selector.matchLabels, service.metadata.labels, 'ServiceMonitor selector vs Service labels');
+    assert.equal(monitor.spec.selector.matchLabels['app.kubernetes.io/component'], 'metrics', 'selects the metrics Service only');
+    assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: [RELEASE_NS] });
+    assert.deepEqual(monitor.spec.endpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '30s', scrapeTimeout: '10s' }]);
+    assert.deepEqual(docs.filter((d) => d.kind === 'PodMonitor' || d.kind === 'PrometheusRule'), []);
+
+    const serviceOnly = await render({ 'metrics.service.enabled': true, 'metrics.service.annotations.example\\.com/owner': 'observability' });
+    assert.equal(find(serviceOnly, 'Service').metadata.annotations?.['example.com/owner'], 'observability');
+    assert.deepEqual(serviceOnly.filter((d) => d.kind === 'ServiceMonitor'), []);
+  });
+
+  it('renders a PodMonitor that selects the agent Pods\' metrics port, without a Service', async () => {
+    const docs = await render({ 'metrics.podMonitor.enabled': true, 'metrics.podMonitor.interval': '1m', 'metrics.podMonitor.labels.team': 'platform' });
+    const pod = podTemplate(docs);
+    const monitor = find(docs, 'PodMonitor', FULLNAME) as Monitor;
+    assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(monitor.metadata.labels?.['team'], 'platform');
+    assertSelects(monitor.spec.selector.matchLabels, pod.labels, 'PodMonitor selector vs Pod labels');
+    assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: [RELEASE_NS] });
+    assert.deepEqual(monitor.spec.podMetricsEndpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '1m' }]);
+    assert.ok(pod.container?.ports?.some((p) => p.name === 'metrics'), 'the container port the PodMonitor names exists');
+    assert.deepEqual(docs.filter((d) => d.kind === 'Service' || d.kind === 'ServiceMonitor'), []);
+  });
+
+  it('renders alerts whose PromQL parses and uses only metrics and labels the agent exports', async () => {
+    const docs = await render({
+      'metrics.prometheusRule.enabled': true, 'metrics.prometheusRule.labels.role': 'alert-rules',
+      'metrics.prometheusRule.alertLabels.team': 'platform', 'metrics.prometheusRule.heartbeatFailures.threshold': 5,
+      'metrics.prometheusRule.heartbeatFailures.window': '30m', 'metrics.prometheusRule.leaderDisconnected.for': '2m',
+    });
+    const rule = find(docs, 'PrometheusRule', FULLNAME) as PrometheusRule;
+    assert.equal(rule.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(rule.metadata.namespace, RELEASE_NS);
+    const rules = rule.spec.groups.flatMap((g) => g.rules);
+    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetLeaderDisconnected', 'ClusterSetHeartbeatStale', 'ClusterSetHeartbeatFailures', 'ClusterSetImportRejections']);
+
+    const exported = await exportedMetrics();
+    const used = new Set<string>();
+    for (const r of rules) {
+      const parsed = promql(r.expr);
+      assert.deepEqual(parsed.errors, [], `${r.alert}: PromQL syntax error at ${JSON.stringify(parsed.errors)} in:\n${r.expr}`);
+      assert.ok(parsed.metrics.length > 0, `${r.alert} selects a metric`);
+      const allowedLabels = new Set(['namespace']);
+      for (const metric of parsed.metrics) {
+        const labels = exported.get(metric);
+        assert.ok(labels, `${r.alert}: ${metric} is not a metric the agent exports (${[...exported.keys()].join(', ')})`);
+        for (const label of labels) allowedLabels.add(label);
+        used.add(metric);
+      }
+      for (const label of parsed.labels) assert.ok(allowedLabels.has(label), `${r.alert}: label ${label} is not one of ${[...allowedLabels].join(', ')}`);
+      // Scoped to this release's namespace, as the monitors' targets are labelled.
+      assert.ok(r.expr.includes(`{namespace="${RELEASE_NS}"}`), `${r.alert} selects namespace ${RELEASE_NS}: ${r.expr}`);
+      assert.equal(r.labels['team'], 'platform', `${r.alert} carries alertLabels`);
+      assert.match(r.labels['severity'] ?? '', /^(critical|warning)$/);
+      // Prometheus' own templating survives Helm's.
+      assert.match(r.annotations['summary'] ?? '', /\{\{ \$labels\.clusterset \}\}/);
+    }
+    for (const metric of ['clusterset_agent_leader_connected', 'clusterset_agent_heartbeat_failures_total', 'clusterset_agent_import_rejections_total']) {
+      assert.ok(used.has(metric), `an alert watches ${metric}`);
+    }
+    const byName = new Map(rules.map((r) => [r.alert, r]));
+    assert.equal(byName.get('ClusterSetLeaderDisconnected')?.for, '2m');
+    assert.match(byName.get('ClusterSetHeartbeatFailures')?.expr ?? '', /\[30m\]\)\) >= 5\)/);
+    assert.match(byName.get('ClusterSetImportRejections')?.expr ?? '', /\[15m\]\)\) >= 1\)/);
+    // A counter series that first appears inside the window (increase() cannot see its first increments) also fires.
+    assert.match(byName.get('ClusterSetImportRejections')?.expr ?? '', /unless clusterset_agent_import_rejections_total\{namespace="clusterset-agent"\} offset 15m/);
+  });
+
+  it('refuses monitors without metrics, two monitors at once, and unknown or malformed monitoring values', async () => {
+    const failures: [Record<string, string | number | boolean>, RegExp][] = [
+      [{ 'metrics.enabled': false, 'metrics.serviceMonitor.enabled': true }, /metrics\.serviceMonitor\.enabled needs metrics\.enabled=true/],
+      [{ 'metrics.enabled': false, 'metrics.podMonitor.enabled': true }, /metrics\.podMonitor\.enabled needs metrics\.enabled=true/],
+      [{ 'metrics.enabled': false, 'metrics.service.enabled': true }, /metrics\.service\.enabled needs metrics\.enabled=true/],
+      [{ 'metrics.enabled': false, 'metrics.prometheusRule.enabled': true }, /metrics\.prometheusRule\.enabled needs metrics\.enabled=true/],
+      [{ 'metrics.serviceMonitor.enabled': true, 'metrics.podMonitor.enabled': true }, /scraped twice/],
+      [{ 'metrics.serviceMonitor.intervall': '30s' }, /at '\/metrics\/serviceMonitor': additional properties 'intervall' not allowed/],
+      [{ 'metrics.podMonitor.interval': '30 seconds' }, /at '\/metrics\/podMonitor\/interval': '30 seconds' does not match pattern/],
+      [{ 'metrics.prometheusRule.leaderDisconnected.for': 'soon' }, /at '\/metrics\/prometheusRule\/leaderDisconnected\/for': 'soon' does not match pattern/],
+      [{ 'metrics.prometheusRule.heartbeatFailures.threshold': 0 }, /at '\/metrics\/prometheusRule\/heartbeatFailures\/threshold': minimum/],
+      [{ podAntiAffinityPreset: 'sometimes' }, /at '\/podAntiAffinityPreset': value must be one of 'soft', 'hard', 'none'/],
+    ];
+    for (const [values, message] of failures) {
+      const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, ...sets(values)]);
+      assert.notEqual(res.code, 0, `${JSON.stringify(values)} must be refused`);
+      assert.match(res.stderr, message, res.stderr);
+    }
+  });
+
+  it('spreads replicas over nodes when replicaCount > 1, as the preset says, unless affinity is set', async () => {
+    const soft = await render({ replicaCount: 2 });
+    const selector = (find(soft, 'Deployment') as V1Deployment).spec?.selector.matchLabels;
+    assert.deepEqual(podTemplate(soft).spec.affinity, {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } } },
+        ],
+      },
+    });
+    assertSelects(selector, podTemplate(soft).labels, 'anti-affinity selector vs Pod labels');
+    assert.deepEqual(podTemplate(await render({ replicaCount: 3, podAntiAffinityPreset: 'hard' })).spec.affinity, {
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } }] },
+    });
+    assert.equal(podTemplate(await render({ replicaCount: 2, podAntiAffinityPreset: 'none' })).spec.affinity, undefined);
+    const zone = 'topology.kubernetes.io/zone';
+    const own = await render({ replicaCount: 2, 'affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey': zone,
+      'affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchLabels.app': 'x' });
+    assert.deepEqual(podTemplate(own).spec.affinity, {
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: zone, labelSelector: { matchLabels: { app: 'x' } } }] },
+    }, 'a user affinity replaces the default, it is not merged');
+  });
+});
+
 describe('Helm chart installed into real control planes', () => {
   let member: ControlPlane | undefined;
   let leader: ControlPlane | undefined;
@@ -585,5 +807,22 @@ describe('Helm chart installed into real control planes', () => {
     await core.readNamespace({ name: 'antrea-multicluster' });
     await assert.rejects(rbac.readNamespacedRole({ namespace: 'antrea-multicluster', name: MEMBER_ROLE_NAME }), (err) => statusCode(err) === 404);
     await assert.rejects(admission.readValidatingAdmissionPolicy({ name: LEADER_POLICY }), (err) => statusCode(err) === 404);
+  });
+  it('has the API server accept the metrics Service and the Deployment with each anti-affinity preset (strict server-side dry run)', async () => {
+    const cp = memberCp();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-chart-dry-run-'));
+    try {
+      for (const preset of ['soft', 'hard']) {
+        const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, '--set', `replicaCount=2,podAntiAffinityPreset=${preset},metrics.service.enabled=true`,
+          '--show-only', 'templates/metrics-service.yaml', '--show-only', 'templates/deployment.yaml']);
+        assert.equal(res.code, 0, res.stderr);
+        const file = path.join(dir, `${preset}.yaml`);
+        writeFileSync(file, res.stdout);
+        const applied = await kubectl(cp, ['apply', '--dry-run=server', '--validate=strict', '-f', file, '-o', 'name']);
+        assert.deepEqual(applied.trim().split('\n').sort(), [`deployment.apps/${FULLNAME}`, `service/${FULLNAME}-metrics`]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
