@@ -3,7 +3,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
-import { heartbeatCron, type AgentConfig } from './config/config.js';
+import { heartbeatCron, heartbeatOffsetSeconds, type AgentConfig } from './config/config.js';
 import { createEventRecorder, type BufferedEventRecorder } from './events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
 import { ExportManager } from './exporter/manager.js';
@@ -75,7 +75,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
   controller = new ClusterSetController({
     kubeConfig,
     namespace: config.namespace,
-    heartbeatCron: heartbeatCron(config.heartbeat.intervalSeconds),
+    heartbeatCron: (clusterID) => heartbeatCron(config.heartbeat.intervalSeconds, heartbeatOffsetSeconds(clusterID, config.heartbeat.intervalSeconds)),
     heartbeatIntervalMs: config.heartbeat.intervalSeconds * 1000,
     failureThreshold: config.heartbeat.failureThreshold,
     requestTimeoutMs: config.heartbeat.requestTimeoutSeconds * 1000,

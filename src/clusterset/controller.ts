@@ -24,6 +24,8 @@ import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
 export const LEAVE_FINALIZER = 'clusterset-agent.multicluster.x-k8s.io/leave-leader';
 
+const RECONCILE_CONCURRENCY = 16;
+
 export interface ControllerLogger extends AreaLogger {
   error(message: string, meta?: Record<string, unknown>): void;
   child(fields: Record<string, unknown>): ControllerLogger;
@@ -43,7 +45,8 @@ export interface ImporterFactory extends LinkFactory {
 export interface ClusterSetControllerOptions {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
-  readonly heartbeatCron: string;
+  /** The heartbeat schedule, or one per member cluster ID (to spread members over the interval). */
+  readonly heartbeatCron: string | ((clusterID: string) => string);
   readonly heartbeatIntervalMs: number;
   readonly failureThreshold: number;
   readonly requestTimeoutMs: number;
@@ -102,6 +105,8 @@ export class ClusterSetController {
       logger: this.log,
     });
     this.queue = new WorkQueue({
+      // Distinct ClusterSets in parallel: a leave that waits on a dead leader delays no other.
+      concurrency: RECONCILE_CONCURRENCY,
       backoff: { baseMs: 200, maxMs: 60_000 },
       onError: (key, error, retry) => {
         this.log.warn('reconcile failed; will retry', { clusterSet: key, error: describeError(error), retryInMs: Math.round(retry.delayMs), attempts: retry.attempts });
@@ -134,9 +139,24 @@ export class ClusterSetController {
         if (other.spec?.clusterID === cs.spec?.clusterID && other.metadata?.name !== cs.metadata?.name) enqueue(other);
       }
     };
-    this.clusterSets.on('add', enqueueWithNamesakes);
-    this.clusterSets.on('update', enqueueWithNamesakes);
-    this.clusterSets.on('delete', enqueueWithNamesakes);
+    // Our own status writes come back as updates; only a change outside status is worth a reconcile.
+    const seen = new Map<string, string>();
+    const significant = (cs: ClusterSet) => JSON.stringify([cs.metadata?.generation, cs.metadata?.deletionTimestamp, cs.metadata?.finalizers, cs.metadata?.labels, cs.metadata?.annotations, cs.spec]);
+    this.clusterSets.on('add', (cs) => {
+      seen.set(cs.metadata?.name ?? '', significant(cs));
+      enqueueWithNamesakes(cs);
+    });
+    this.clusterSets.on('update', (cs) => {
+      const name = cs.metadata?.name ?? '';
+      const now = significant(cs);
+      if (seen.get(name) === now) return;
+      seen.set(name, now);
+      enqueueWithNamesakes(cs);
+    });
+    this.clusterSets.on('delete', (cs) => {
+      seen.delete(cs.metadata?.name ?? '');
+      enqueueWithNamesakes(cs);
+    });
     const secretChanged = (secret: V1Secret) => {
       for (const cs of this.clusterSets.list()) {
         if (cs.spec?.leaders.some((l) => l.secret === secret.metadata?.name)) enqueue(cs);
@@ -264,7 +284,7 @@ export class ClusterSetController {
     const area = new RemoteCommonArea({
       identity: { clusterID: target.localClusterID, clusterSetID: target.clusterSetID, leaderClusterID: target.leaderClusterID },
       leaderNamespace: target.leaderNamespace,
-      heartbeatCron: this.options.heartbeatCron,
+      heartbeatCron: typeof this.options.heartbeatCron === 'function' ? this.options.heartbeatCron(target.localClusterID) : this.options.heartbeatCron,
       intervalMs: this.options.heartbeatIntervalMs,
       requestTimeoutMs: this.options.requestTimeoutMs,
       failureThreshold: this.options.failureThreshold,

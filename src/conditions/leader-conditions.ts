@@ -10,6 +10,10 @@
 //   latest failure while False, so the message always describes the current problem.
 // - IsLeader turns True when the leader first accepts our announce and stays True for the
 //   life of this leader: a disconnected leader is still our leader.
+// - lastHeartbeatTime advances at most once per `heartbeatTimePeriodMs` (default 60 s): it
+//   says the link is alive, not when the last beat was, so the member's apiserver gets a
+//   ClusterSet status write per minute instead of one per beat (node heartbeats moved to
+//   Leases for the same reason). The exact figure is the seconds_since_last_heartbeat metric.
 //
 // Every method is synchronous: on Node's single thread a transition cannot interleave with
 // another, so heartbeat, import watcher and status writer can all call in without a lock.
@@ -36,12 +40,16 @@ export interface LeaderConditionsSnapshot {
 export interface LeaderConditionsOptions {
   readonly leaderClusterID: string;
   readonly failureThreshold: number;
+  /** @default {@link HEARTBEAT_TIME_PERIOD_MS} */
+  readonly heartbeatTimePeriodMs?: number;
   readonly now?: () => Date;
   /** State carried over from the ClusterSet status, so a restart does not reset transitions. */
   readonly initial?: Partial<Pick<LeaderConditionsSnapshot, 'ready' | 'isLeader' | 'lastHeartbeatTime'>>;
 }
 
 export const READY = 'Ready';
+/** How often lastHeartbeatTime advances while beats succeed. */
+export const HEARTBEAT_TIME_PERIOD_MS = 60_000;
 export const IS_LEADER = 'IsLeader';
 
 function rfc3339(date: Date): string {
@@ -51,6 +59,7 @@ function rfc3339(date: Date): string {
 export class LeaderConditions {
   private readonly threshold: number;
   private readonly now: () => Date;
+  private readonly heartbeatTimePeriodMs: number;
   private readonly leaderClusterID: string;
   private ready: Condition;
   private isLeader: Condition;
@@ -63,6 +72,7 @@ export class LeaderConditions {
     }
     this.threshold = options.failureThreshold;
     this.now = options.now ?? (() => new Date());
+    this.heartbeatTimePeriodMs = options.heartbeatTimePeriodMs ?? HEARTBEAT_TIME_PERIOD_MS;
     this.leaderClusterID = options.leaderClusterID;
     const at = rfc3339(this.now());
     this.ready = options.initial?.ready ?? { type: READY, status: 'Unknown', lastTransitionTime: at, reason: 'Connecting', message: `Joining leader cluster ${options.leaderClusterID}` };
@@ -74,7 +84,12 @@ export class LeaderConditions {
   recordSuccess(): boolean {
     const before = this.snapshot();
     this.failures = 0;
-    this.lastHeartbeatTime = rfc3339(this.now());
+    const now = this.now();
+    const previous = this.lastHeartbeatTime === undefined ? Number.NaN : Date.parse(this.lastHeartbeatTime);
+    // Also after a failure streak: a recovered link is news worth a write.
+    if (Number.isNaN(previous) || this.ready.status !== 'True' || now.getTime() - previous >= this.heartbeatTimePeriodMs) {
+      this.lastHeartbeatTime = rfc3339(now);
+    }
     this.ready = this.transition(this.ready, 'True', 'Connected', `Heartbeat accepted by leader cluster ${this.leaderClusterID}`);
     this.isLeader = this.transition(this.isLeader, 'True', 'LeaderAccepted', `Cluster ${this.leaderClusterID} is the leader of this member`);
     return !sameSnapshot(before, this.snapshot());

@@ -23,6 +23,24 @@ describe('LeaderConditions', () => {
     assert.equal(s.lastHeartbeatTime, '2026-12-02T10:00:05Z');
   });
 
+  it('advances lastHeartbeatTime once a minute, not every beat, so steady beats are no status change', () => {
+    const c = clock();
+    const lc = new LeaderConditions({ leaderClusterID: 'l1', failureThreshold: 3, now: c.now });
+    lc.recordSuccess();
+    const changes: string[] = [];
+    for (let beat = 1; beat <= 18; beat += 1) {
+      c.advance(10);
+      if (lc.recordSuccess()) changes.push(lc.snapshot().lastHeartbeatTime ?? '');
+    }
+    assert.deepEqual(changes, ['2026-12-02T10:01:00Z', '2026-12-02T10:02:00Z', '2026-12-02T10:03:00Z'], '18 beats in 3 minutes: 3 changes');
+    lc.recordFailure(down);
+    lc.recordFailure(down);
+    lc.recordFailure(down);
+    c.advance(10);
+    assert.equal(lc.recordSuccess(), true);
+    assert.equal(lc.snapshot().lastHeartbeatTime, '2026-12-02T10:03:10Z', 'a recovery stamps the time at once');
+  });
+
   it('reports the first failure before ever connecting at once', () => {
     const lc = new LeaderConditions({ leaderClusterID: 'l1', failureThreshold: 3, now: clock().now });
     lc.recordFailure(down);
