@@ -1,32 +1,53 @@
-// Benchmark: initial import sync of N ResourceImports against a raw floor measured in the
-// same run on the same member apiserver, and the propagation latency of ResourceImport updates.
+// Benchmark: initial import sync of N ResourceImports by the COMPILED agent (dist/, run as a
+// child process the way users run it), against the best a minimal client can do, measured in
+// the same run; then propagation latency of sequential and burst ResourceImport updates.
 //
-//   npm run bench:imports -- [--n 2000] [--updates 1000]
+//   npm run bench:imports -- [--n 2000] [--updates 200] [--burst 1000] [--sweep 1,4,16,64]
 //
-// Prints figures only; it asserts nothing (that is the tests' job).
+// The floor is the FASTEST point of a concurrency sweep of a minimal keep-alive HTTPS client
+// (node:https, raw JSON, no client library), each point on a FRESH member apiserver, creating
+// the same objects the agent creates (Service, then ServiceImport with its ClusterIP, and
+// Endpoints). Not a copy of the agent's own settings. Prints figures only; asserts nothing.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, Watch, type V1Endpoints } from '@kubernetes/client-node';
-import { createLogger } from '../src/log/logger.js';
-import { loadConfig } from '../src/config/config.js';
-import { startAgent } from '../src/agent.js';
-import { AGENT_NS, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, setupLeader, waitForReady, writeLeaderSecret } from '../test/harness/clusterset.js';
-import { startControlPlane } from '../test/harness/control-plane.js';
+import { Watch, type V1Endpoints } from '@kubernetes/client-node';
+import type { ResourceImport } from '../src/api/types.js';
+import { readAuditEvents } from '../test/harness/agent-process.js';
+import { AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, readyCondition, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, updates: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: {
+  n: { type: 'string', default: '2000' },
+  updates: { type: 'string', default: '200' },
+  burst: { type: 'string', default: '1000' },
+  sweep: { type: 'string', default: '1,4,16,64' },
+} });
 const N = Number(values.n);
+const HALF = Math.floor(N / 2);
+const OBJECTS = HALF * 3;
 const UPDATES = Number(values.updates);
-const CONCURRENCY = Number(values.concurrency);
+const BURST = Math.min(Number(values.burst), HALF);
+const SWEEP = values.sweep.split(',').map(Number);
+const NS = 'bench';
+const root = path.resolve(import.meta.dirname, '..');
+const names = Array.from({ length: HALF }, (_, i) => `svc-${String(i)}`);
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
+
+const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (built.status !== 0) throw new Error(`the build failed (exit ${String(built.status)}): the benchmark runs dist/cli/main.js`);
 
 async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
+    while (next < items.length) await fn(items[next++] as T);
   }));
 }
 
@@ -34,71 +55,173 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-const [leader, member] = await Promise.all([startControlPlane('bench-leader'), startControlPlane('bench-member')]);
+/** The minimal client: keep-alive HTTPS with the admin certificate, raw JSON, at most `width` sockets. */
+function minimalClient(cp: ControlPlane, width: number) {
+  const kc = cp.adminConfig();
+  const user = kc.getCurrentUser();
+  const agent = new https.Agent({
+    keepAlive: true, maxSockets: width,
+    ca: cp.caPem,
+    ...(user?.certData ? { cert: Buffer.from(user.certData, 'base64') } : {}),
+    ...(user?.keyData ? { key: Buffer.from(user.keyData, 'base64') } : {}),
+  });
+  let connections = 0;
+  let requests = 0;
+  const url = new URL(cp.server);
+  const post = (p: string, body: unknown) => new Promise<Record<string, unknown>>((resolve, reject) => {
+    const data = Buffer.from(JSON.stringify(body));
+    requests += 1;
+    const req = https.request({ host: url.hostname, port: url.port, path: p, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': data.length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${p}: ${String(res.statusCode)} ${text.slice(0, 200)}`));
+        else resolve(JSON.parse(text) as Record<string, unknown>);
+      });
+    });
+    req.on('socket', () => { if (!req.reusedSocket) connections += 1; });
+    req.on('error', reject);
+    req.end(data);
+  });
+  return { post, stats: () => ({ connections, requests }), close: () => { agent.destroy(); } };
+}
+
+async function floorPoint(width: number): Promise<{ ms: number; connections: number; requests: number }> {
+  const cp = await startControlPlane(`bench-floor-${String(width)}`);
+  try {
+    await installCrds(cp);
+    await createNamespace(cp.adminConfig(), NS);
+    const client = minimalClient(cp, width);
+    const start = performance.now();
+    await pool(names, width, async (name) => {
+      const svc = await client.post(`/api/v1/namespaces/${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name: `antrea-mc-${name}` }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+      const clusterIP = (svc['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
+      await Promise.all([
+        client.post(`/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${NS}/serviceimports`, { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name }, spec: { type: 'ClusterSetIP', ips: [clusterIP], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } }),
+        client.post(`/api/v1/namespaces/${NS}/endpoints`, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: `antrea-mc-${name}` }, subsets: [{ addresses: [{ ip: '10.1.0.1' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] }),
+      ]);
+    });
+    const ms = performance.now() - start;
+    client.close();
+    return { ms, ...client.stats() };
+  } finally {
+    await cp.stop();
+  }
+}
+
+// ---- floor ---------------------------------------------------------------------------------
+const floor: { width: number; ms: number; connections: number; requests: number }[] = [];
+for (const width of SWEEP) {
+  const point = await floorPoint(width);
+  floor.push({ width, ...point });
+  console.log(`floor: concurrency ${String(width).padStart(2)}: ${secs(point.ms)} (${(OBJECTS / (point.ms / 1000)).toFixed(0)} objects/s, ${String(point.connections)} connections, ${String(point.requests)} requests)`);
+}
+const best = floor.reduce((a, b) => (b.ms < a.ms ? b : a));
+
+// ---- the agent -----------------------------------------------------------------------------
+const tmp = mkdtempSync(path.join(tmpdir(), 'bench-imports-'));
+const errFile = path.join(tmp, 'agent.stderr.log');
+const outFile = path.join(tmp, 'agent.stdout.log');
+const [leader, member] = await Promise.all([startControlPlane('bench-leader'), startControlPlane('bench-member', { auditLog: true })]);
+let agent: ReturnType<typeof spawn> | undefined;
 try {
   await Promise.all([setupLeader(leader), installCrds(member)]);
-  for (const ns of [AGENT_NS, 'bench', 'floor']) await createNamespace(member.adminConfig(), ns);
+  for (const ns of [AGENT_NS, NS]) await createNamespace(member.adminConfig(), ns);
   const access = await createMemberAccess(leader, 'east');
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
-  const half = Math.floor(N / 2);
-  const names = Array.from({ length: half }, (_, i) => `svc-${String(i)}`);
-
-  // Raw floor: the same local objects (Service, ServiceImport with the ClusterIP, Endpoints),
-  // created by a minimal client with the same concurrency, nothing else.
-  const core = member.adminConfig().makeApiClient(CoreV1Api);
-  const custom = member.adminConfig().makeApiClient(CustomObjectsApi);
-  const floorStart = performance.now();
-  await pool(names, CONCURRENCY, async (name) => {
-    const svc = await core.createNamespacedService({ namespace: 'floor', body: { metadata: { name: `antrea-mc-${name}` }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } } });
-    await custom.createNamespacedCustomObject({ group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespace: 'floor',
-      body: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name }, spec: { type: 'ClusterSetIP', ips: [svc.spec?.clusterIP], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } } });
-    await core.createNamespacedEndpoints({ namespace: 'floor', body: { metadata: { name: `antrea-mc-${name}` }, subsets: [{ addresses: [{ ip: '10.1.0.1' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } });
-  });
-  const floorMs = performance.now() - floorStart;
-
-  // The agent: the ResourceImports exist before it starts; time until all objects exist.
   const ri = leaderImports(leader.adminConfig());
-  await pool(names, CONCURRENCY, async (name) => {
-    await ri.create(serviceImportRI('bench', name, [{ name: 'http', port: 80 }]));
-    await ri.create(endpointsRI('bench', name, ['10.1.0.1']));
+  await pool(names, 16, async (name) => {
+    await ri.create(serviceImportRI(NS, name, [{ name: 'http', port: 80 }]));
+    await ri.create(endpointsRI(NS, name, ['10.1.0.1']));
   });
-  await createClusterSet(member, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
-  const config = loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', '1', '--log-level', 'warn'], env: {} });
-  const agentStart = performance.now();
-  const agent = await startAgent(config, createLogger({ level: 'warn' }), member.adminConfig());
-  await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 30_000);
-  await waitFor(`${String(half * 3)} imported objects`, () => agent.imports.counts(CLUSTERSET_ID)?.total === half * 3, { timeoutMs: 30 * 60_000, intervalMs: 50 });
-  await agent.imports.importerFor(CLUSTERSET_ID)?.onIdle();
-  const agentMs = performance.now() - agentStart;
 
-  // Propagation: update one Endpoints RI at a time and time until the member's Endpoints shows it.
+  const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
+  agent = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/cli/main.js'), 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+    '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10) } });
+  for (const fd of fds) closeSync(fd);
+  let exited: number | null | undefined;
+  agent.on('exit', (code) => { exited = code; });
+  const alive = () => { if (exited !== undefined) throw new Error(`the agent exited (code ${String(exited)}); see ${errFile}`); };
+  const metricsPort = await waitFor('the agent to listen', () => {
+    alive();
+    const m = /"metricsPort":(\d+)/.exec(readFileSync(outFile, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 50 });
+  /** Sum of the samples whose line starts with `prefix` and contains `having`. */
+  const metric = async (prefix: string, having = ''): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) if (line.startsWith(prefix) && line.includes(having)) sum += Number(line.split(' ').at(-1));
+    return sum;
+  };
+  const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(agent?.pid ?? 0)}/status`, 'utf8'))?.[1] ?? NaN);
+  const idleRss = rssKb();
+  const connectionsBefore = await metric('clusterset_agent_apiserver_connections_opened_total');
+  const auditBefore = readAuditEvents(member.auditLogPath).length;
+
+  const start = performance.now();
+  await createClusterSet(member, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
+  let readyMs = NaN;
+  const cs = clusterSetApi(member.adminConfig());
+  await waitFor(`${String(OBJECTS)} imported objects`, async () => {
+    alive();
+    if (Number.isNaN(readyMs) && readyCondition(await cs.get(CLUSTERSET_ID))?.status === 'True') readyMs = performance.now() - start;
+    return (await metric('clusterset_agent_imports_total{', 'outcome="created"')) >= OBJECTS;
+  }, { timeoutMs: 30 * 60_000, intervalMs: 50 });
+  const agentMs = performance.now() - start;
+  const agentRequests = readAuditEvents(member.auditLogPath).slice(auditBefore)
+    .filter((e) => e.user.username === 'test-admin' && e.objectRef?.resource !== 'clustersets').length;
+  const agentConnections = (await metric('clusterset_agent_apiserver_connections_opened_total')) - connectionsBefore;
+  const syncedRss = rssKb();
+
+  // ---- propagation -------------------------------------------------------------------------
   const seen = new Map<string, number>();
   const watch = new Watch(member.adminConfig());
-  const controller = await watch.watch('/api/v1/namespaces/bench/endpoints', {}, (_type, obj: V1Endpoints) => {
+  const stopWatch = await watch.watch(`/api/v1/namespaces/${NS}/endpoints`, {}, (_type, obj: V1Endpoints) => {
     const ip = obj.subsets?.[0]?.addresses?.[0]?.ip;
     if (ip) seen.set(`${obj.metadata?.name ?? ''}/${ip}`, performance.now());
   }, () => undefined);
-  const latencies: number[] = [];
-  for (let i = 0; i < UPDATES; i++) {
-    const name = names[i % names.length] ?? 'svc-0';
-    const ip = `10.2.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`;
-    const current = await ri.get(`bench-${name}-endpoints`);
+  const update = async (name: string, ip: string): Promise<{ key: string; sent: number }> => {
+    const current = await ri.get(`${NS}-${name}-endpoints`);
     const sent = performance.now();
-    await ri.replace({ ...current, spec: { ...current.spec, endpoints: endpointsRI('bench', name, [ip]).spec?.endpoints } } as typeof current);
-    const key = `antrea-mc-${name}/${ip}`;
+    await ri.replace({ ...current, spec: { ...current.spec, endpoints: endpointsRI(NS, name, [ip]).spec?.endpoints } } as ResourceImport);
+    return { key: `antrea-mc-${name}/${ip}`, sent };
+  };
+  const sequential: number[] = [];
+  for (let i = 0; i < UPDATES; i++) {
+    const { key, sent } = await update(names[i % names.length] ?? 'svc-0', `10.2.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`);
     await waitFor(`update ${String(i)}`, () => seen.has(key), { timeoutMs: 30_000, intervalMs: 1 });
-    latencies.push((seen.get(key) ?? sent) - sent);
+    sequential.push((seen.get(key) ?? sent) - sent);
   }
-  controller.abort();
-  latencies.sort((a, b) => a - b);
-  await agent.stop();
+  sequential.sort((a, b) => a - b);
+  // Burst: BURST updates written as fast as the leader takes them; latency of each, and of the last.
+  const burstStart = performance.now();
+  const sent: { key: string; sent: number }[] = [];
+  await pool(names.slice(0, BURST), 32, async (name) => {
+    const i = names.indexOf(name);
+    sent.push(await update(name, `10.3.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`));
+  });
+  const written = performance.now() - burstStart;
+  await waitFor('the burst applied', () => sent.every((s) => seen.has(s.key)), { timeoutMs: 120_000, intervalMs: 5 });
+  const burst = sent.map((s) => (seen.get(s.key) ?? s.sent) - s.sent).sort((a, b) => a - b);
+  const burstAll = Math.max(...sent.map((s) => seen.get(s.key) ?? 0)) - burstStart;
+  stopWatch.abort();
 
-  console.log(`initial sync of ${String(N)} ResourceImports (${String(half)} ServiceImport + ${String(half)} Endpoints -> ${String(half * 3)} local objects)`);
-  console.log(`  raw floor (minimal client, concurrency ${String(CONCURRENCY)}): ${(floorMs / 1000).toFixed(2)} s`);
-  console.log(`  agent (start -> all objects, incl. join and list):  ${(agentMs / 1000).toFixed(2)} s`);
-  console.log(`  ratio agent / floor: ${(agentMs / floorMs).toFixed(2)}`);
-  console.log(`propagation latency of ${String(UPDATES)} sequential ResourceImport updates (leader write -> member watch event)`);
-  console.log(`  p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${percentile(latencies, 100).toFixed(1)} ms`);
+  console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
+  console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')}, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
+  console.log(`  agent (ClusterSet created -> all objects, incl. join and list): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
+  console.log(`  ratio agent / floor: ${(agentMs / best.ms).toFixed(2)}`);
+  console.log(`  agent requests to the member apiserver: ${String(agentRequests)} (floor: ${String(best.requests)}); TCP connections opened: ${String(agentConnections)}`);
+  console.log(`  agent RSS: ${mib(idleRss)} idle, ${mib(syncedRss)} with ${String(OBJECTS)} imported objects`);
+  console.log(`propagation, leader write -> member watch event`);
+  console.log(`  ${String(UPDATES)} sequential updates: p50 ${sequential[Math.floor(sequential.length / 2)]?.toFixed(1) ?? '?'} ms, p99 ${percentile(sequential, 99).toFixed(1)} ms, max ${percentile(sequential, 100).toFixed(1)} ms`);
+  console.log(`  burst of ${String(BURST)} updates (written in ${secs(written)}): all applied ${secs(burstAll)} after the first write; per update p50 ${percentile(burst, 50).toFixed(0)} ms, p99 ${percentile(burst, 99).toFixed(0)} ms, max ${percentile(burst, 100).toFixed(0)} ms`);
 } finally {
+  if (agent && agent.exitCode === null) {
+    agent.kill('SIGTERM');
+    await new Promise((resolve) => agent?.once('exit', resolve));
+  }
   await Promise.all([leader.stop(), member.stop()]);
 }

@@ -1,0 +1,121 @@
+// Benchmark: N ClusterSets in one member against one leader, on the COMPILED agent (dist/, a
+// child process, as users run it): time from creation to all Ready, steady-state RSS and CPU
+// per ClusterSet, requests per minute to the member and to the leader, and RSS after deleting
+// them all.
+//
+//   npm run bench:clustersets -- [--n 200] [--interval 10] [--steady 60]
+//
+// Every ClusterSet has its own cluster ID (member-announce-from-<id> on the leader); they share
+// one leader token (no admission policy is installed, so one ServiceAccount may announce many
+// IDs). Prints figures only; asserts nothing.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CLUSTERSET, type ClusterSet } from '../src/api/types.js';
+import { readAuditEvents, type AuditEvent } from '../test/harness/agent-process.js';
+import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
+import { startControlPlane } from '../test/harness/control-plane.js';
+import { createNamespace } from '../test/harness/kube.js';
+import { waitFor } from '../test/harness/wait.js';
+
+const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
+const N = Number(values.n);
+const INTERVAL_S = Number(values.interval);
+const STEADY_S = Number(values.steady);
+const root = path.resolve(import.meta.dirname, '..');
+const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (built.status !== 0) throw new Error(`the build failed (exit ${String(built.status)}): the benchmark runs dist/cli/main.js`);
+
+async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  }));
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'bench-clustersets-'));
+const outFile = path.join(tmp, 'agent.stdout.log');
+const errFile = path.join(tmp, 'agent.stderr.log');
+const [leader, member] = await Promise.all([startControlPlane('csets-leader', { auditLog: true }), startControlPlane('csets-member', { auditLog: true })]);
+let agent: ReturnType<typeof spawn> | undefined;
+try {
+  await Promise.all([setupLeader(leader), installCrds(member)]);
+  await createNamespace(member.adminConfig(), AGENT_NS);
+  const access = await createMemberAccess(leader, 'bench');
+  await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
+
+  const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
+  agent = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/cli/main.js'), 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+    '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'warn'],
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false' } });
+  for (const fd of fds) closeSync(fd);
+  let exited: number | null | undefined;
+  agent.on('exit', (code) => { exited = code; });
+  const alive = () => { if (exited !== undefined) throw new Error(`the agent exited (code ${String(exited)}); see ${errFile}`); };
+  const pid = agent.pid ?? 0;
+  const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
+  // utime + stime in clock ticks (USER_HZ = 100 on Linux).
+  const cpuSeconds = () => {
+    const fields = readFileSync(`/proc/${String(pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  await delay(3000);
+  alive();
+  const idleRss = rssKb();
+
+  const api = member.adminConfig().makeApiClient(CustomObjectsApi);
+  const ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS };
+  const ids = Array.from({ length: N }, (_, i) => `m${String(i)}`);
+  const created = performance.now();
+  await pool(ids, 16, async (id) => api.createNamespacedCustomObject({ ...ref, body: {
+    apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: `${CLUSTERSET_ID}-${id}` },
+    spec: { clusterID: id, namespace: LEADER_NS, leaders: [{ clusterID: 'leader', server: leader.server, secret: 'leader-token' }] },
+  } }));
+  const list = async () => ((await api.listNamespacedCustomObject(ref)) as { items: ClusterSet[] }).items;
+  await waitFor(`${String(N)} ClusterSets Ready`, async () => {
+    alive();
+    return (await list()).filter((cs) => cs.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True').length === N;
+  }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
+  const allReadyMs = performance.now() - created;
+
+  // Steady state: an observation window (not synchronisation), after the joins settled.
+  await delay(2 * INTERVAL_S * 1000);
+  const cpu0 = cpuSeconds();
+  const windowStart = new Date();
+  const t0 = performance.now();
+  await delay(STEADY_S * 1000);
+  alive();
+  const windowMs = performance.now() - t0;
+  const cpu = cpuSeconds() - cpu0;
+  const steadyRss = rssKb();
+  const inWindow = (e: AuditEvent) => new Date(e.requestReceivedTimestamp) >= windowStart && new Date(e.requestReceivedTimestamp).getTime() <= windowStart.getTime() + windowMs;
+  const memberEvents = readAuditEvents(member.auditLogPath, (e) => inWindow(e) && e.user.username === 'test-admin');
+  const statusWrites = memberEvents.filter((e) => e.objectRef?.resource === 'clustersets' && ['update', 'patch'].includes(e.verb)).length;
+  const leaderEvents = readAuditEvents(leader.auditLogPath, (e) => inWindow(e) && e.user.username.startsWith(`system:serviceaccount:${LEADER_NS}:`));
+  const perMinute = (n: number) => (n / (windowMs / 60_000)).toFixed(1);
+
+  await pool(ids, 16, async (id) => api.deleteNamespacedCustomObject({ ...ref, name: `${CLUSTERSET_ID}-${id}` }));
+  await waitFor('every ClusterSet gone (left its leader)', async () => { alive(); return (await list()).length === 0; }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
+  await delay(10_000);
+  const afterRss = rssKb();
+
+  console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent`);
+  console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
+  console.log(`  RSS: ${mib(idleRss)} idle, ${mib(steadyRss)} with ${String(N)} ClusterSets (${((steadyRss - idleRss) / 1024 / N).toFixed(2)} MiB each), ${mib(afterRss)} 10 s after deleting them all`);
+  console.log(`  CPU in steady state: ${(100 * cpu / (windowMs / 1000)).toFixed(1)}% of a core (${(100 * cpu / (windowMs / 1000) / N).toFixed(3)}% per ClusterSet) over ${secs(windowMs)}`);
+  console.log(`  member apiserver: ${perMinute(memberEvents.length)} requests/min (${perMinute(statusWrites)} ClusterSet writes/min, ${(statusWrites / (windowMs / 60_000) / N).toFixed(2)} per ClusterSet per minute)`);
+  console.log(`  leader apiserver: ${perMinute(leaderEvents.length)} requests/min (${(leaderEvents.length / (windowMs / 1000 / INTERVAL_S) / N).toFixed(2)} per ClusterSet per beat)`);
+} finally {
+  if (agent && agent.exitCode === null) {
+    agent.kill('SIGTERM');
+    await new Promise((resolve) => agent?.once('exit', resolve));
+  }
+  await Promise.all([leader.stop(), member.stop()]);
+}
