@@ -91,6 +91,8 @@ export interface RemoteCommonAreaOptions {
 export type AreaLeaveResult = LeaveResult | 'never-joined';
 
 export class RemoteCommonArea {
+  /** Whether observers have been told the conditions once (see record). */
+  private observed = false;
   readonly events: AreaEvents;
   private readonly conditions: LeaderConditions;
   private readonly writer: AnnounceWriter;
@@ -310,10 +312,16 @@ export class RemoteCommonArea {
     else if (!this.conditions.connected) this.pauseImports(failure(failed.reason, `leader lost: ${failed.message}`));
   }
 
-  /** Applies a change to the conditions and tells the observers when it changed anything. */
+  /**
+   * Applies a change to the conditions and tells the observers when it changed anything, and
+   * always the first time: conditions carried over a restart may not change on the first beat,
+   * yet observers (metrics, the status writer) start knowing nothing.
+   */
   private record(change: () => boolean): void {
     const previousReady = this.conditions.snapshot().ready.status;
-    if (change()) this.events.emit({ type: 'conditions', status: this.getStatus(), previousReady });
+    const changed = change();
+    if (changed || !this.observed) this.events.emit({ type: 'conditions', status: this.getStatus(), previousReady });
+    this.observed = true;
   }
 
   private links(): LeaderLink[] {

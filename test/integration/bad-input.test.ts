@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { CLUSTER_ID_ANNOTATION } from '../../src/api/types.js';
+import { CLUSTER_ID_ANNOTATION, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import {
@@ -188,7 +188,12 @@ describe('bad input', () => {
     const ready = readyCondition(cs);
     assert.equal(ready?.status, 'True');
     assert.equal(agent?.controller.leaderStatus('healthy')?.consecutiveFailures, 0);
-    assert.ok(Date.parse(cs.status?.clusterStatuses?.[0]?.lastHeartbeatTime ?? '') > Date.now() - 2 * INTERVAL_S * 1000, 'still beating');
+    // Still beating: the announce's touch-ts on the leader (the status field advances once a minute).
+    const announce = (await leader.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS, name: 'member-announce-from-healthy',
+    })) as MemberClusterAnnounce;
+    assert.ok(Date.parse(announce.metadata?.annotations?.['touch-ts'] ?? '') > Date.now() - 2 * INTERVAL_S * 1000, 'still beating');
+    assert.ok(cs.status?.clusterStatuses?.[0]?.lastHeartbeatTime, 'the status says when the link was last confirmed');
     assert.ok(agent);
     assert.ok(agent.controller.synced);
   });
