@@ -52,7 +52,8 @@ export function assertTlsVerificationEnabled(env: Readonly<Record<string, string
 export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config), metrics?: AgentMetrics): Promise<Agent> {
   assertTlsVerificationEnabled(process.env);
   // Before any client is made from it: every request and watch to the member reuses connections.
-  metrics?.observeConnections(shareConnections(kubeConfig));
+  const connections = shareConnections(kubeConfig);
+  metrics?.observeConnections(connections);
   const events = createEventRecorder(kubeConfig, logger);
   // Assigned right below; the import manager's callbacks only run after start().
   let controller: ClusterSetController | undefined = undefined;

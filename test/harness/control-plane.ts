@@ -85,7 +85,25 @@ rules:
 - level: Metadata
 `;
 
+/** A port picked by freePort was taken by someone else before etcd or the apiserver bound it. */
+class PortTakenError extends Error {}
+
+/**
+ * Starts etcd + kube-apiserver on free loopback ports. Picking a free port and binding it are
+ * two steps, so another process (e.g. a second control plane starting beside this one) can take
+ * the port in between: that attempt is thrown away and retried on new ports.
+ */
 export async function startControlPlane(name: string, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlaneOnce(name, options);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function startControlPlaneOnce(name: string, options: ControlPlaneOptions): Promise<ControlPlane> {
   const bins = k8sBins();
   const dir = path.join(HARNESS_ROOT, `${name}-${String(process.pid)}-${randomBytes(4).toString('hex')}`);
   const pki = path.join(dir, 'pki');
@@ -152,6 +170,10 @@ export async function startControlPlane(name: string, options: ControlPlaneOptio
   } catch (err) {
     await apiserver?.stop();
     await etcd.stop();
+    if (/address already in use/.test(logs(200))) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new PortTakenError(`control plane ${name}: a port was taken before it could be bound`, { cause: err });
+    }
     throw err;
   }
 
