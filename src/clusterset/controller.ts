@@ -281,10 +281,12 @@ export class ClusterSetController {
     const createApi = this.options.createApi ?? ((creds, ns) => createLeaderApi(creds, ns, this.options.requestTimeoutMs));
     const importer = this.options.importers?.create(name, target);
     const exporter = this.options.exporters?.create(name, target);
+    const schedule = typeof this.options.heartbeatCron === 'function' ? this.options.heartbeatCron(target.localClusterID) : this.options.heartbeatCron;
+    log.info('heartbeat schedule', { leader: target.leaderClusterID, cron: schedule });
     const area = new RemoteCommonArea({
       identity: { clusterID: target.localClusterID, clusterSetID: target.clusterSetID, leaderClusterID: target.leaderClusterID },
       leaderNamespace: target.leaderNamespace,
-      heartbeatCron: typeof this.options.heartbeatCron === 'function' ? this.options.heartbeatCron(target.localClusterID) : this.options.heartbeatCron,
+      heartbeatCron: schedule,
       intervalMs: this.options.heartbeatIntervalMs,
       requestTimeoutMs: this.options.requestTimeoutMs,
       failureThreshold: this.options.failureThreshold,

@@ -454,7 +454,12 @@ describe('Helm chart: lint, schema and rendering', () => {
     assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.controller.enabled': false })),
       ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding']);
     assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false, 'leader.admissionPolicy.create': false, 'leader.controller.enabled': false })), []);
-    // Two replicas elect one through a Lease they may write in the release namespace.
+    // Installed into the leader namespace itself, the leader controller is exempt from both policies.
+    const inLeaderNs = await render({ mode: 'leader', 'leader.namespace': RELEASE_NS, 'leader.createNamespace': false });
+    for (const policy of inLeaderNs.filter((d) => d.kind === 'ValidatingAdmissionPolicy')) {
+      assert.match(JSON.stringify(policy), new RegExp(`system:serviceaccount:${RELEASE_NS}:${fullname}'`), policy.metadata.name);
+    }
+        // Two replicas elect one through a Lease they may write in the release namespace.
     const ha = await render({ mode: 'leader', 'leader.controller.replicaCount': 2 });
     assert.ok(ha.some((d) => d.kind === 'Role' && d.metadata.name === `${fullname}-leader-election`));
     // test/integration/export-admission.test.ts exercises the policy itself.
