@@ -8,7 +8,7 @@
 // Every ClusterSet has its own cluster ID (member-announce-from-<id> on the leader); they share
 // one leader token (no admission policy is installed, so one ServiceAccount may announce many
 // IDs). Prints figures only; asserts nothing.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,24 +21,16 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
+import { agentEntry, buildDist, pool } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
 const INTERVAL_S = Number(values.interval);
 const STEADY_S = Number(values.steady);
-const root = path.resolve(import.meta.dirname, '..');
 const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-if (built.status !== 0) throw new Error(`the build failed (exit ${String(built.status)}): the benchmark runs dist/cli/main.js`);
-
-async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
-}
+buildDist();
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'bench-clustersets-'));
 const outFile = path.join(tmp, 'agent.stdout.log');
@@ -52,7 +44,7 @@ try {
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/cli/main.js'), 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, ['--enable-source-maps', agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'warn'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false' } });
   for (const fd of fds) closeSync(fd);

@@ -6,7 +6,7 @@
 //
 // Each service is one ServiceImport RI + one Endpoints RI (3 member objects when admitted).
 // Prints figures only; it asserts nothing (that is the tests' job: test/integration/import-flood.test.ts).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import { startControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
+import { agentEntry, buildDist, pool } from './common.js';
 
 const { values } = parseArgs({ options: { services: { type: 'string', default: '5000' }, cap: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '16' } } });
 const SERVICES = Number(values.services);
@@ -30,17 +31,9 @@ const CAP = Number(values.cap);
 const CONCURRENCY = Number(values.concurrency);
 const INTERVAL_S = 2;
 const FLOOD_NS = 'flood';
-const root = path.resolve(import.meta.dirname, '..');
 
-const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-if (built.status !== 0) throw new Error(`npm run build failed (exit ${String(built.status)}): the benchmark runs dist/cli/main.js`);
+buildDist();
 
-async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
-}
 const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -60,7 +53,7 @@ try {
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
   await createClusterSet(member, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
 
-  agent = spawn(process.execPath, [path.join(root, 'dist/cli/main.js'), 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(CAP) } });
   agent.on('exit', (code) => { exited = code; });

@@ -8,7 +8,7 @@
 // (node:https, raw JSON, no client library), each point on a FRESH member apiserver, creating
 // the same objects the agent creates (Service, then ServiceImport with its ClusterIP, and
 // Endpoints). Not a copy of the agent's own settings. Prints figures only; asserts nothing.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,7 @@ import { startControlPlane, type ControlPlane } from '../test/harness/control-pl
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
+import { agentEntry, buildDist, pool } from './common.js';
 
 const { values } = parseArgs({ options: {
   n: { type: 'string', default: '2000' },
@@ -40,20 +41,11 @@ const BURST = Math.min(Number(values.burst), HALF);
 const SWEEP = values.sweep.split(',').map(Number);
 const REPEAT = Number(values.repeat);
 const NS = 'bench';
-const root = path.resolve(import.meta.dirname, '..');
 const names = Array.from({ length: HALF }, (_, i) => `svc-${String(i)}`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 
-const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-if (built.status !== 0) throw new Error(`the build failed (exit ${String(built.status)}): the benchmark runs dist/cli/main.js`);
-
-async function pool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
-}
+buildDist();
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -152,7 +144,7 @@ try {
   });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/cli/main.js'), 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, ['--enable-source-maps', agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), ...(values['agent-node-options'] ? { NODE_OPTIONS: values['agent-node-options'] } : {}) } });
   for (const fd of fds) closeSync(fd);
