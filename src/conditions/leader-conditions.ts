@@ -17,6 +17,7 @@
 //
 // Every method is synchronous: on Node's single thread a transition cannot interleave with
 // another, so heartbeat, import watcher and status writer can all call in without a lock.
+import { rfc3339 } from '../kube/time.js';
 import type { Failure } from './reasons.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -51,10 +52,6 @@ export const READY = 'Ready';
 /** How often lastHeartbeatTime advances while beats succeed. */
 export const HEARTBEAT_TIME_PERIOD_MS = 60_000;
 export const IS_LEADER = 'IsLeader';
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 export class LeaderConditions {
   private readonly threshold: number;

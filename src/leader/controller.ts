@@ -34,6 +34,7 @@ import type { AgentMetrics } from '../metrics/metrics.js';
 import { sameCanonical } from '../kube/canonical.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { ResilientInformer } from '../kube/informer.js';
+import { rfc3339 } from '../kube/time.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import {
   dependentImportKeys,
@@ -307,7 +308,7 @@ export class LeaderController {
       ? { type: 'Succeeded', status: 'True' }
       : { type: 'Failure', status: 'False', reason: verdict.reason, message: verdict.message };
     if (current !== undefined && current.type === next.type && current.status === next.status && (current.reason ?? '') === (next.reason ?? '') && (current.message ?? '') === (next.message ?? '')) return;
-    const condition: Condition = { ...next, lastTransitionTime: new Date(this.#now()).toISOString().replace(/\.\d+Z$/, 'Z') };
+    const condition: Condition = { ...next, lastTransitionTime: rfc3339(this.#now()) };
     try {
       await this.#objects.replaceNamespacedCustomObjectStatus({
         ...refOf(RESOURCE_EXPORT), namespace: this.#ns, name: nameOf(re),

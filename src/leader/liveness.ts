@@ -16,6 +16,7 @@ import {
   type Condition,
   type MemberClusterAnnounce,
 } from '../api/types.js';
+import { rfc3339 } from '../kube/time.js';
 
 export const REASON_CONNECTED = 'Connected';
 export const MESSAGE_CONNECTED = 'Member Connected';
@@ -104,7 +105,7 @@ export function leaderClusterSetStatus(
   nowMs: number,
 ): ClusterSetStatus {
   const previous = clusterSet.status;
-  const now = new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const now = rfc3339(nowMs);
   const previousByID = new Map((previous?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s]));
   const clusterStatuses: ClusterStatus[] = [...members]
     .sort((a, b) => a.clusterID.localeCompare(b.clusterID))

@@ -2,6 +2,7 @@
 // `kubectl get clustersets` read it as they read Antrea's. Pure: the writer decides when.
 import type { Condition } from '../conditions/leader-conditions.js';
 import type { LeaderStatus } from '../commonarea/remote-common-area.js';
+import { rfc3339 } from '../kube/time.js';
 
 export interface ClusterStatusEntry {
   readonly clusterID: string;
@@ -39,10 +40,6 @@ export interface StatusInput {
   /** The status currently stored, so unchanged conditions keep their transition times. */
   readonly previous?: { readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly lastTransitionTime?: string }[] | undefined } | undefined;
   readonly now: Date;
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function computeStatus(input: StatusInput): ComputedStatus {
