@@ -4,15 +4,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
 import { heartbeatCron, heartbeatOffsetSeconds, type AgentConfig } from './config/config.js';
-import { createEventRecorder, type BufferedEventRecorder } from './events/recorder.js';
+import { createEventRecorder, flushThenStop, type BufferedEventRecorder } from './events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
 import { ExportManager } from './exporter/manager.js';
 import { ImportManager } from './importer/manager.js';
 import { assertMemberCredentials, inClusterFiles } from './kube/member-credentials.js';
 import type { AgentMetrics } from './metrics/metrics.js';
 import { shareConnections } from './kube/shared-connections.js';
-
-const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 
 export interface Agent {
   readonly controller: ClusterSetController;
@@ -105,9 +103,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
       await started.stop();
       await imports.stop();
       await exports.stop();
-      // Events said during the stop (e.g. the last disconnection) are worth a short wait, not a hung exit.
-      await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, EVENT_FLUSH_TIMEOUT_MS).unref())]);
-      await events.stop();
+      await flushThenStop(events);
     },
   };
 }

@@ -82,6 +82,15 @@ export interface BufferedEventRecorder extends EventRecorder {
   stats(): EventRecorderStats;
 }
 
+/**
+ * A process's last Events (e.g. the last disconnection) are worth a short wait, not a hung exit:
+ * flushes for at most `timeoutMs`, then stops.
+ */
+export async function flushThenStop(events: BufferedEventRecorder, timeoutMs = 2_000): Promise<void> {
+  await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  await events.stop();
+}
+
 export interface EventRecorderOptions {
   /** @default CoreV1Api from the KubeConfig */
   readonly sink?: EventSink;

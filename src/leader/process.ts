@@ -2,11 +2,9 @@
 // agent's conventions (JSON logs, health and metrics servers, Lease election, graceful stop).
 import type winston from 'winston';
 import type { AgentConfig } from '../config/config.js';
-import { createEventRecorder } from '../events/recorder.js';
+import { createEventRecorder, flushThenStop } from '../events/recorder.js';
 import { runProcess, type ProcessWork, type RunningProcess } from '../runner.js';
 import { LeaderController } from './controller.js';
-
-const EVENT_FLUSH_TIMEOUT_MS = 2_000;
 
 export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
   return runProcess(config, logger, async (kubeConfig, metrics): Promise<ProcessWork> => {
@@ -25,8 +23,7 @@ export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): P
       ready: () => controller.ready(),
       async stop() {
         await controller.stop();
-        await Promise.race([events.flush(), new Promise((resolve) => setTimeout(resolve, EVENT_FLUSH_TIMEOUT_MS).unref())]);
-        await events.stop();
+        await flushThenStop(events);
       },
     };
   });
