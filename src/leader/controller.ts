@@ -29,7 +29,7 @@ import {
   type ResourceImportList,
   type ResourceImportSpec,
 } from '../api/types.js';
-import type { EventRecorder } from '../events/recorder.js';
+import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import type { AgentMetrics } from '../metrics/metrics.js';
 import { sameCanonical } from '../kube/canonical.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
@@ -80,6 +80,11 @@ function refOf(d: { group: string; version: string; plural: string }): Ref {
 
 function nameOf(obj: { metadata?: { name?: string } }): string {
   return obj.metadata?.name ?? '';
+}
+
+/** An object of the leader namespace as the target of an Event. */
+function eventTarget(kind: { apiVersion: string; kind: string }, obj: KubeObject, namespace: string): EventTarget {
+  return { apiVersion: kind.apiVersion, kind: kind.kind, name: nameOf(obj), namespace, ...(obj.metadata?.uid ? { uid: obj.metadata.uid } : {}) };
 }
 
 function announceFinalizer(clusterID: string): string {
@@ -279,13 +284,8 @@ export class LeaderController {
       return;
     }
     if (existing !== undefined && !isDeleting(existing) && sameCanonical(existing.spec, spec)) return;
-    const body: ResourceImport = {
-      apiVersion: RESOURCE_IMPORT.apiVersion,
-      kind: RESOURCE_IMPORT.kind,
-      metadata: { name: key, namespace: this.#ns, ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}) },
-      spec,
-    };
     if (existing === undefined) {
+      const body: ResourceImport = { apiVersion: RESOURCE_IMPORT.apiVersion, kind: RESOURCE_IMPORT.kind, metadata: { name: key, namespace: this.#ns }, spec };
       try {
         await this.#objects.createNamespacedCustomObject({ ...ref, body });
         this.#metrics?.recordLeaderWrite('resourceimports', 'create');
@@ -297,7 +297,8 @@ export class LeaderController {
       return;
     }
     if (isDeleting(existing)) throw new Error(`ResourceImport ${key} is being deleted; it is re-created once it is gone`);
-    await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, spec, metadata: { ...existing.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    // The cached copy's resourceVersion makes this a compare-and-swap.
+    await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, spec } });
     this.#metrics?.recordLeaderWrite('resourceimports', 'update');
     this.#log.info('ResourceImport updated', { resourceImport: key, kind: spec.kind });
   }
@@ -321,10 +322,7 @@ export class LeaderController {
     }
     if (!verdict.ok) {
       this.#log.warn('ResourceExport not converged', { resourceExport: nameOf(re), reason: verdict.reason, message: verdict.message });
-      this.#events?.record(
-        { apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind, name: nameOf(re), namespace: this.#ns, ...(re.metadata?.uid ? { uid: re.metadata.uid } : {}) },
-        'Warning', verdict.reason, verdict.message,
-      );
+      this.#events?.record(eventTarget(RESOURCE_EXPORT, re, this.#ns), 'Warning', verdict.reason, verdict.message);
     }
   }
 
@@ -378,10 +376,7 @@ export class LeaderController {
       const message = `member ${clusterID} sent no heartbeat for ${Math.round(this.#staleMemberMs / 1000)} s (last ${Number.isNaN(lastBeat) ? 'never' : new Date(lastBeat).toISOString()}): ` +
         'its announce and exports are deleted; it joins again with its next heartbeat';
       this.#log.warn('stale member removed', { memberClusterID: clusterID, message });
-      this.#events?.record(
-        { apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind, name, namespace: this.#ns, ...(announce.metadata?.uid ? { uid: announce.metadata.uid } : {}) },
-        'Warning', 'StaleMember', message,
-      );
+      this.#events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ns), 'Warning', 'StaleMember', message);
       try {
         await this.#objects.deleteNamespacedCustomObject({ ...ref, name, ...(announce.metadata?.uid ? { body: { preconditions: { uid: announce.metadata.uid } } } : {}) });
         this.#metrics?.recordLeaderWrite('memberclusterannounces', 'delete');
@@ -464,31 +459,27 @@ export class LeaderController {
     }
     const existing = this.configMaps.get(this.#memberIdsName, this.#ns);
     if (existing !== undefined && sameCanonical(existing.data ?? {}, plan.data)) return undefined;
-    const body: V1ConfigMap = {
+    // Our label added to whatever labels the stored copy has; its resourceVersion makes a replace a compare-and-swap.
+    const body = (stored: V1ConfigMap | undefined): V1ConfigMap => ({
       apiVersion: 'v1', kind: 'ConfigMap',
       metadata: {
         name: this.#memberIdsName, namespace: this.#ns,
-        labels: { ...(existing?.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_LEADER },
-        ...(existing?.metadata?.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
+        labels: { ...(stored?.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_LEADER },
+        ...(stored?.metadata?.resourceVersion ? { resourceVersion: stored.metadata.resourceVersion } : {}),
       },
       data: plan.data,
-    };
+    });
+    const replace = (stored: V1ConfigMap) => this.#core.replaceNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns, body: body(stored) });
     if (existing === undefined) {
       try {
-        await this.#core.createNamespacedConfigMap({ namespace: this.#ns, body });
+        await this.#core.createNamespacedConfigMap({ namespace: this.#ns, body: body(undefined) });
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
-        // Made by hand before this leader ran (without our label): take it over.
-        const current = await this.#core.readNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns });
-        const labels = { ...(current.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_LEADER };
-        const resourceVersion = current.metadata?.resourceVersion;
-        await this.#core.replaceNamespacedConfigMap({
-          name: this.#memberIdsName, namespace: this.#ns,
-          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.#memberIdsName, namespace: this.#ns, labels, ...(resourceVersion ? { resourceVersion } : {}) }, data: plan.data },
-        });
+        // Made by hand before this leader ran (without our label, so not in our cache): take it over.
+        await replace(await this.#core.readNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns }));
       }
     } else {
-      await this.#core.replaceNamespacedConfigMap({ name: this.#memberIdsName, namespace: this.#ns, body });
+      await replace(existing);
     }
     this.#metrics?.recordLeaderWrite('configmaps', existing === undefined ? 'create' : 'update');
     this.#log.info('admission parameter updated', { configMap: this.#memberIdsName, members: Object.keys(plan.data).filter((k) => k === k.toLowerCase()).length });
