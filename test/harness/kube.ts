@@ -1,7 +1,8 @@
 // Admin-side helpers that tests use to set up clusters: namespaces, ServiceAccounts with
 // Roles, TokenRequest tokens, CRDs.
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -127,6 +128,17 @@ export async function applyCrds(kc: KubeConfig, crds: readonly V1CustomResourceD
       await custom.listCustomObjectForAllNamespaces({ group: crd.spec.group, version, resourcePlural: crd.spec.names.plural });
       return true;
     }, { timeoutMs: 30_000, intervalMs: 100 });
+  }
+}
+
+/** `kubectl apply` of `manifests` (YAML, e.g. rendered by helm) against `cp`, through a throwaway file. */
+export async function kubectlApply(cp: ControlPlane, manifests: string): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-apply-'));
+  try {
+    writeFileSync(path.join(dir, 'manifests.yaml'), manifests);
+    return await kubectl(cp, ['apply', '-f', path.join(dir, 'manifests.yaml')]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

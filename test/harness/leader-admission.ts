@@ -2,7 +2,7 @@
 // installed on a test leader the way an operator would: `helm template` in mode=leader,
 // applied with kubectl, plus the ConfigMap that maps member ServiceAccounts to cluster IDs.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -12,7 +12,7 @@ import { apiStatus, httpStatus } from '../../src/kube/errors.js';
 import { k8sBins, repoRoot } from './bins.js';
 import { LEADER_NS } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
-import { kubectl, tokenConfig } from './kube.js';
+import { kubectlApply, tokenConfig } from './kube.js';
 import { waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -41,13 +41,7 @@ export async function helmTemplate(args: readonly string[]): Promise<string> {
  */
 export async function installLeaderAdmission(leader: ControlPlane, members: Readonly<Record<string, string>>, probe: { token: string; clusterID: string }): Promise<void> {
   const rendered = await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--show-only', 'templates/leader-admission.yaml']);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-admission-'));
-  try {
-    writeFileSync(path.join(dir, 'policy.yaml'), rendered);
-    await kubectl(leader, ['apply', '-f', path.join(dir, 'policy.yaml')]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await kubectlApply(leader, rendered);
   await leader.adminConfig().makeApiClient(CoreV1Api).createNamespacedConfigMap({
     namespace: LEADER_NS, body: { metadata: { name: MEMBER_IDS_CONFIGMAP }, data: { ...members } },
   });

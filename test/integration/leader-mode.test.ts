@@ -5,9 +5,6 @@
 // exports into imports (merge, port conflict, un-export), a restart that rewrites nothing,
 // and a member leaving.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import {
@@ -24,7 +21,8 @@ import {
   installCrds,
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { createNamespace, issueToken, kubectl, tokenConfig } from '../harness/kube.js';
+import { createNamespace, issueToken, kubectlApply, tokenConfig } from '../harness/kube.js';
+import { maybe } from '../harness/imports.js';
 import { CHART, helmTemplate } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
@@ -54,22 +52,9 @@ describe('leader run: this project as the leader', () => {
 
   const leaderCustom = () => leader.adminConfig().makeApiClient(CustomObjectsApi);
   const ref = (d: { group: string; version: string; plural: string }) => ({ group: d.group, version: d.version, plural: d.plural, namespace: LEADER_NS });
-  const getRI = async (name: string) => {
-    try {
-      return (await leaderCustom().getNamespacedCustomObject({ ...ref(RESOURCE_IMPORT), name })) as ResourceImport;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
-  const getRE = async (name: string) => {
-    try {
-      return (await leaderCustom().getNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name })) as ResourceExport;
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) return undefined;
-      throw err;
-    }
-  };
+  const getRI = (name: string) => maybe(async () => (await leaderCustom().getNamespacedCustomObject({ ...ref(RESOURCE_IMPORT), name })) as ResourceImport);
+  const getRE = (name: string) => maybe(async () => (await leaderCustom().getNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name })) as ResourceExport);
+  const announceGone = async (name: string) => (await maybe(() => leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name }))) === undefined;
   const leaderClusterSet = async () => (await leaderCustom().getNamespacedCustomObject({ ...ref(CLUSTERSET), name: CLUSTERSET_ID })) as ClusterSet;
   const memberReady = (cs: ClusterSet, id: string) => cs.status?.clusterStatuses?.find((s) => s.clusterID === id)?.conditions?.[0];
 
@@ -119,13 +104,7 @@ describe('leader run: this project as the leader', () => {
     // The chart in mode=leader, as an operator installs it: Role, policies, the leader's RBAC.
     await createNamespace(leader.adminConfig(), RELEASE_NS);
     const rendered = await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false']);
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-leader-chart-'));
-    try {
-      writeFileSync(path.join(dir, 'leader.yaml'), rendered);
-      await kubectl(leader, ['apply', '-f', path.join(dir, 'leader.yaml')]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await kubectlApply(leader, rendered);
     leaderToken = await issueToken(leader.adminConfig(), RELEASE_NS, LEADER_SA);
     await startLeader();
     for (const [id, cp] of [['east', east], ['west', west]] as const) {
@@ -318,24 +297,11 @@ describe('leader run: this project as the leader', () => {
 
   it('a member that leaves takes its exports with it, and the other member un-imports them', async () => {
     await clusterSetApi(members.east.cp.adminConfig()).delete(CLUSTERSET_ID);
-    await waitFor('east announce gone (leader finalizer released)', async () => {
-      try {
-        await leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-east' });
-        return false;
-      } catch (err) {
-        return (err as { code?: number }).code === 404;
-      }
-    }, converge);
+    await waitFor('east announce gone (leader finalizer released)', () => announceGone('member-announce-from-east'), converge);
     await waitFor('east exports and their imports gone', async () =>
       !(await getRE('east-team-a-web-service')) && !(await getRI('team-a-web-service')) && !(await getRI('team-a-web-endpoints')), converge);
-    await waitFor('antrea-mc-web gone from west', async () => {
-      try {
-        await members.west.cp.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-web' });
-        return false;
-      } catch (err) {
-        return (err as { code?: number }).code === 404;
-      }
-    }, converge);
+    await waitFor('antrea-mc-web gone from west', async () =>
+      (await maybe(() => members.west.cp.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-web' }))) === undefined, converge);
     const cs = await waitFor('leader ClusterSet with west only', async () => {
       const c = await leaderClusterSet();
       return c.status?.totalClusters === 1 ? c : undefined;
@@ -352,14 +318,7 @@ describe('leader run: this project as the leader', () => {
     await stopLeader();
     const staleMs = MEMBER_TIMEOUT_MS + 2_000;
     await startLeader(staleMs);
-    await waitFor('west announce reaped', async () => {
-      try {
-        await leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-west' });
-        return false;
-      } catch (err) {
-        return (err as { code?: number }).code === 404;
-      }
-    }, { timeoutMs: staleMs + 10_000, intervalMs: 100 });
+    await waitFor('west announce reaped', () => announceGone('member-announce-from-west'), { timeoutMs: staleMs + 10_000, intervalMs: 100 });
     await waitFor('west exports and the api imports gone', async () =>
       !(await getRE('west-team-a-api-service')) && !(await getRI('team-a-api-service')) && !(await getRI('team-a-api-endpoints')), converge);
     const cs = await waitFor('no members left', async () => {
