@@ -18,7 +18,10 @@
  * - `start()` that resolves only once a list has succeeded (`hasSynced`);
  * - handler isolation: ListWatch calls handlers from an async function, so a throwing handler
  *   would become an unhandled rejection;
- * - an optional periodic resync that re-emits `update` for every cached object.
+ * - an optional periodic resync that re-emits `update` for every cached object;
+ * - a transform applied to every object before it is cached, by default dropping
+ *   `metadata.managedFields` (client-go's TransformStripManagedFields): nothing here reads
+ *   them, and they were the largest part of a cached Service or ResourceImport.
  */
 import {
   type Informer,
@@ -95,6 +98,19 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly resyncMs?: number;
   /** @default createListWatch */
   readonly listWatchFactory?: ListWatchFactory<T>;
+  /**
+   * Applied to every listed or watched object before it is cached and handed to handlers;
+   * may modify the object in place (it is the only reference). `null` caches objects as received.
+   * @default stripManagedFields
+   */
+  readonly transform?: ((obj: T) => T) | null;
+}
+
+/** Drops `metadata.managedFields` in place: a PUT without them keeps the server's copy. */
+export function stripManagedFields<T extends KubernetesObject>(obj: T): T {
+  const metadata = obj.metadata as { managedFields?: unknown } | undefined;
+  if (metadata?.managedFields !== undefined) delete metadata.managedFields;
+  return obj;
 }
 
 /** Rejects {@link ResilientInformer.start} when the informer is stopped before it synced. */
@@ -121,6 +137,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   readonly #inner: InnerInformer<T>;
   readonly #watch: WatchLike;
   readonly #listFn: () => Promise<KubernetesListObject<T>>;
+  readonly #transform: ((obj: T) => T) | undefined;
   readonly #logger: InformerLogger;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
@@ -151,6 +168,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.name = options.name;
     this.#watch = options.watch;
     this.#listFn = options.list;
+    this.#transform = options.transform === null ? undefined : (options.transform ?? stripManagedFields);
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     this.#resyncMs = options.resyncMs;
@@ -268,6 +286,8 @@ export class ResilientInformer<T extends KubernetesObject> {
     // ListWatch is listing anyway; a forced relist on top would list twice.
     this.#relistOnNextWatch = false;
     const result = await this.#listFn();
+    const transform = this.#transform;
+    if (transform !== undefined) result.items = result.items.map((item) => transform(item));
     this.#listed = true;
     return result;
   }
@@ -315,7 +335,14 @@ export class ResilientInformer<T extends KubernetesObject> {
       done(err);
     };
     try {
-      controller = await this.#watch.watch(path, query, callback, onDone);
+      const transform = this.#transform;
+      const transformed: typeof callback = transform === undefined
+        ? callback
+        : (phase, apiObj, watchObj) => {
+          // ERROR events carry a Status, not a T.
+          callback(phase, phase === 'ERROR' || apiObj === null || typeof apiObj !== 'object' ? apiObj : transform(apiObj as T), watchObj);
+        };
+      controller = await this.#watch.watch(path, query, transformed, onDone);
     } catch (err) {
       // Watch rejects e.g. when credentials cannot be obtained. ListWatch awaits this call
       // without a catch, so on a reconnect the rejection would be unhandled and the informer

@@ -208,6 +208,33 @@ describe('ResilientInformer', () => {
     await informer.stop();
   });
 
+  it('drops managedFields from listed and watched objects before caching them, unless the transform is turned off', async () => {
+    const withFields = (name: string, rv: string): Obj => {
+      const o = obj(name, rv);
+      Object.assign(o.metadata, { managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': {} } }], labels: { keep: 'me' } });
+      return o;
+    };
+    const seen: unknown[] = [];
+    const stripped = setup();
+    stripped.informer.on('update', (o) => seen.push(o.metadata));
+    stripped.lister.items = [withFields('a', '1')];
+    await stripped.informer.start();
+    (await stripped.watch.calls.waitFor(1)).emit('MODIFIED', withFields('a', '2'));
+    const cached = stripped.informer.get('a')?.metadata as Record<string, unknown> | undefined;
+    assert.equal(cached?.resourceVersion, '2');
+    assert.equal('managedFields' in (cached ?? {}), false);
+    assert.deepEqual(cached?.labels, { keep: 'me' });
+    assert.equal(seen.length, 1);
+    assert.equal('managedFields' in (seen[0] as object), false, 'handlers see the transformed object');
+    await stripped.informer.stop();
+
+    const raw = setup({ transform: null });
+    raw.lister.items = [withFields('a', '1')];
+    await raw.informer.start();
+    assert.equal('managedFields' in (raw.informer.get('a')?.metadata ?? {}), true);
+    await raw.informer.stop();
+  });
+
   it('a failing list is retried with growing backoff until it succeeds', async () => {
     const { clock, lister, informer, logger } = setup();
     lister.items = [obj('a', '1')];
