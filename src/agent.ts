@@ -10,6 +10,7 @@ import { ExportManager } from './exporter/manager.js';
 import { ImportManager } from './importer/manager.js';
 import { assertMemberCredentials, inClusterFiles } from './kube/member-credentials.js';
 import type { AgentMetrics } from './metrics/metrics.js';
+import { ClientBudget } from './kube/client-budget.js';
 import { shareConnections } from './kube/shared-connections.js';
 
 export interface Agent {
@@ -47,10 +48,18 @@ export function assertTlsVerificationEnabled(env: Readonly<Record<string, string
   }
 }
 
+/** The client budget of the agent's own API server, from apiClient.qps/burst; long waits are logged. */
+export function apiServerBudget(config: AgentConfig, logger: winston.Logger): ClientBudget {
+  const { qps, burst } = config.apiClient;
+  return new ClientBudget({ qps, burst }, (waits) => {
+    logger.warn('requests to the API server waited for the client-side budget (apiClient.qps, apiClient.burst)', { ...waits, qps, burst });
+  });
+}
+
 export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config), metrics?: AgentMetrics): Promise<Agent> {
   assertTlsVerificationEnabled(process.env);
   // Before any client is made from it: every request and watch to the member reuses connections.
-  const connections = shareConnections(kubeConfig);
+  const connections = shareConnections(kubeConfig, apiServerBudget(config, logger));
   metrics?.observeConnections(connections);
   const events = createEventRecorder(kubeConfig, logger);
   // Assigned right below; the import manager's callbacks only run after start().
@@ -78,6 +87,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     heartbeatIntervalMs: config.heartbeat.intervalSeconds * 1000,
     failureThreshold: config.heartbeat.failureThreshold,
     requestTimeoutMs: config.heartbeat.requestTimeoutSeconds * 1000,
+    leaderBudget: { qps: config.apiClient.leaderQPS, burst: config.apiClient.leaderBurst },
     statusMinIntervalMs: config.status.minWriteIntervalMs,
     logger,
     events,

@@ -8,7 +8,7 @@ import { startHttpServer, type HttpServer } from './health/server.js';
 import { errorFields } from './log/logger.js';
 import { AgentMetrics } from './metrics/metrics.js';
 import { shareConnections } from './kube/shared-connections.js';
-import { memberKubeConfig, startAgent, type Agent } from './agent.js';
+import { apiServerBudget, memberKubeConfig, startAgent, type Agent } from './agent.js';
 
 export interface RunningProcess {
   readonly metrics: AgentMetrics;
@@ -43,7 +43,7 @@ export async function runProcess(config: AgentConfig, logger: winston.Logger, st
   const kubeConfig = memberKubeConfig(config);
   const metrics = new AgentMetrics();
   // Before any client is made from it: the Lease client, and every request and watch of the work, reuse connections.
-  metrics.observeConnections(shareConnections(kubeConfig));
+  metrics.observeConnections(shareConnections(kubeConfig, apiServerBudget(config, logger)));
   let agent: ProcessWork | undefined;
   let starting: Promise<void> | undefined;
   let finish: (code: number) => void = () => undefined;

@@ -10,6 +10,7 @@ import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../api/types.j
 import { credentialsFromSecret } from '../commonarea/credentials.js';
 import type { AreaEvent } from '../commonarea/area-events.js';
 import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';
+import { type BudgetSettings, ClientBudget } from '../kube/client-budget.js';
 import { RemoteCommonArea, type AreaLogger, type LeaderLink, type LeaderStatus } from '../commonarea/remote-common-area.js';
 import { failure, FailureReason } from '../conditions/reasons.js';
 import { ResilientInformer } from '../kube/informer.js';
@@ -62,6 +63,8 @@ export interface ClusterSetControllerOptions {
   readonly onClusterSetGone?: (clusterSet: string) => void;
   readonly events?: EventRecorder;
   readonly createApi?: (credentials: Parameters<typeof createLeaderApi>[0], namespace: string) => LeaderApi;
+  /** The client budget of each leader API client (apiClient.leaderQPS/leaderBurst). @default no limit */
+  readonly leaderBudget?: BudgetSettings;
 }
 
 interface ManagedArea {
@@ -278,7 +281,10 @@ export class ClusterSetController {
     const previous = clusterSet.status?.clusterStatuses?.find((s) => s.clusterID === target.leaderClusterID);
     const ready = previous?.conditions?.find((c) => c.type === 'Ready');
     const isLeader = previous?.conditions?.find((c) => c.type === 'IsLeader');
-    const createApi = this.options.createApi ?? ((creds, ns) => createLeaderApi(creds, ns, this.options.requestTimeoutMs));
+    const budget = this.options.leaderBudget;
+    const createApi = this.options.createApi ?? ((creds, ns) => createLeaderApi(creds, ns, this.options.requestTimeoutMs, budget && new ClientBudget(budget, (waits) => {
+      log.warn('requests to the leader waited for the client-side budget (apiClient.leaderQPS, apiClient.leaderBurst)', { leader: target.leaderClusterID, ...waits, ...budget });
+    })));
     const importer = this.options.importers?.create(name, target);
     const exporter = this.options.exporters?.create(name, target);
     const schedule = typeof this.options.heartbeatCron === 'function' ? this.options.heartbeatCron(target.localClusterID) : this.options.heartbeatCron;

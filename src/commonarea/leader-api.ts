@@ -10,6 +10,7 @@ import {
   MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceDescriptor, type ResourceExport,
   type ResourceExportList, type ResourceImport, type ResourceImportList,
 } from '../api/types.js';
+import type { ClientBudget } from '../kube/client-budget.js';
 import type { WatchLike } from '../kube/informer.js';
 import { createRestClient, type Expectation } from '../kube/rest-client.js';
 import type { LeaderCredentials } from './credentials.js';
@@ -95,9 +96,10 @@ function listProblem(obj: Record<string, unknown>, resource: ResourceDescriptor,
   return undefined;
 }
 
-export function createLeaderApi(credentials: LeaderCredentials, namespace: string, requestTimeoutMs: number): LeaderApi {
+export function createLeaderApi(credentials: LeaderCredentials, namespace: string, requestTimeoutMs: number, budget?: ClientBudget): LeaderApi {
   const client = createRestClient({
     server: credentials.server, caPem: credentials.caPem, token: credentials.token, timeoutMs: requestTimeoutMs, peer: 'leader',
+    ...(budget !== undefined && { budget }),
   });
   const collection = (resource: ResourceDescriptor): string =>
     `/apis/${resource.group}/${resource.version}/namespaces/${encodeURIComponent(namespace)}/${resource.plural}`;

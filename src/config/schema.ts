@@ -346,6 +346,34 @@ const exports = z.strictObject({
   }),
 });
 
+// client-go's budget is QPS 5, burst 10 (controller-runtime raises it to 20/30), sized for
+// controllers that mostly read caches. The importer writes one object per request, and an
+// initial sync of 10,000 imports peaked at ~600 writes/s against a 2-core test API server, so
+// the member budget is a guard against runaway loops, not a brake on normal work; API
+// Priority and Fairness is what shares the API server fairly.
+const apiClient = z.strictObject({
+  qps: field(z.number().min(0).default(1000), {
+    env: 'CSA_KUBE_API_QPS',
+    description: "Average requests per second to the agent's own API server (the member; the leader for leader run), all ClusterSets together; 0: no limit.",
+    notes: 'client-side budget, all ClusterSets together; 0: no limit',
+  }),
+  burst: field(z.int().min(1).default(2000), {
+    env: 'CSA_KUBE_API_BURST',
+    description: "Requests that may start at once to the agent's own API server after a quiet spell.",
+  }),
+  // A member beats once per interval and publishes its exports: 50/s is ample, and a leader
+  // serves many members.
+  leaderQPS: field(z.number().min(0).default(50), {
+    env: 'CSA_LEADER_API_QPS',
+    description: "Average requests per second to each ClusterSet's leader API server; 0: no limit.",
+    notes: 'per ClusterSet; 0: no limit',
+  }),
+  leaderBurst: field(z.int().min(1).default(100), {
+    env: 'CSA_LEADER_API_BURST',
+    description: "Requests that may start at once to each ClusterSet's leader API server after a quiet spell.",
+  }),
+});
+
 const LEADER_ONLY = 'leader run only: the chart runs the member agent';
 /** `clusterset-agent leader run` only: the leader's controllers. */
 const leader = z.strictObject({
@@ -414,6 +442,7 @@ export const CONFIG_SCHEMA = z
     }),
     health,
     metrics,
+    apiClient,
     leaderElection,
     imports,
     exports,
@@ -453,6 +482,7 @@ export type HeartbeatConfig = AgentConfig['heartbeat'];
 export type StatusConfig = AgentConfig['status'];
 export type BindConfig = AgentConfig['health'];
 export type LeaderElectionConfig = AgentConfig['leaderElection'];
+export type ApiClientConfig = AgentConfig['apiClient'];
 export type ImportPolicyConfig = AgentConfig['imports'];
 export type ExportPolicyConfig = AgentConfig['exports'];
 /** `clusterset-agent leader run` only: the leader's controllers. */

@@ -1,7 +1,7 @@
-// The member-side objects the importer reads and writes, as plain JSON whatever their kind:
-// core Services and Endpoints go through the typed core client (the custom-objects client
-// cannot address the core group), everything else through the custom-objects client.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+// The member-side objects the importer reads and writes, as plain JSON whatever their kind,
+// through kube/json-client.ts (no model classes: the importer compares wire JSON).
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createJsonClient, type JsonClient } from '../kube/json-client.js';
 
 export interface ObjectRef {
   readonly group: string;
@@ -27,69 +27,36 @@ export interface LocalStore {
   list(kind: KindRef, labelSelector: string, namespace?: string): Promise<PlainObject[]>;
 }
 
-/** Typed client models carry Date objects and classes; the importer compares plain wire JSON. */
-function plain(value: unknown): PlainObject {
-  return JSON.parse(JSON.stringify(value)) as PlainObject;
+/**
+ * managedFields are dropped: the importer keeps every object it owns in memory, they were the
+ * largest part of each, and a PUT without them keeps the server's.
+ */
+function withoutManagedFields(object: PlainObject): PlainObject {
+  const metadata = object.metadata as { managedFields?: unknown } | undefined;
+  if (metadata) delete metadata.managedFields;
+  return object;
 }
 
-export function createLocalStore(kc: KubeConfig): LocalStore {
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const isCore = (k: KindRef) => k.group === '' && (k.plural === 'services' || k.plural === 'endpoints');
-  const ns = (ref: ObjectRef) => ref.namespace ?? '';
+/** The collection URL of a kind: `/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise. */
+export function collectionPath(kind: KindRef, namespace: string | undefined): string {
+  const root = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${root}${scope}/${kind.plural}`;
+}
 
+export function createLocalStore(kc: KubeConfig, client: JsonClient = createJsonClient(kc)): LocalStore {
+  const objectPath = (ref: ObjectRef) => `${collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined)}/${encodeURIComponent(ref.name)}`;
   return {
-    async get(ref) {
-      if (isCore(ref)) {
-        return plain(ref.plural === 'services'
-          ? await core.readNamespacedService({ namespace: ns(ref), name: ref.name })
-          : await core.readNamespacedEndpoints({ namespace: ns(ref), name: ref.name }));
-      }
-      const base = { group: ref.group, version: ref.version, plural: ref.plural, name: ref.name };
-      return plain(ref.namespaced ? await custom.getNamespacedCustomObject({ ...base, namespace: ns(ref) }) : await custom.getClusterCustomObject(base));
-    },
-    async create(ref, body) {
-      if (isCore(ref)) {
-        return plain(ref.plural === 'services'
-          ? await core.createNamespacedService({ namespace: ns(ref), body: body })
-          : await core.createNamespacedEndpoints({ namespace: ns(ref), body: body }));
-      }
-      const base = { group: ref.group, version: ref.version, plural: ref.plural, body };
-      return plain(ref.namespaced ? await custom.createNamespacedCustomObject({ ...base, namespace: ns(ref) }) : await custom.createClusterCustomObject(base));
-    },
-    async replace(ref, body) {
-      if (isCore(ref)) {
-        return plain(ref.plural === 'services'
-          ? await core.replaceNamespacedService({ namespace: ns(ref), name: ref.name, body: body })
-          : await core.replaceNamespacedEndpoints({ namespace: ns(ref), name: ref.name, body: body }));
-      }
-      const base = { group: ref.group, version: ref.version, plural: ref.plural, name: ref.name, body };
-      return plain(ref.namespaced ? await custom.replaceNamespacedCustomObject({ ...base, namespace: ns(ref) }) : await custom.replaceClusterCustomObject(base));
-    },
+    get: async (ref) => withoutManagedFields(await client.request<PlainObject>('GET', objectPath(ref))),
+    create: async (ref, body) => withoutManagedFields(await client.request<PlainObject>('POST', collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined), { body })),
+    replace: async (ref, body) => withoutManagedFields(await client.request<PlainObject>('PUT', objectPath(ref), { body })),
     async delete(ref) {
-      if (isCore(ref)) {
-        if (ref.plural === 'services') await core.deleteNamespacedService({ namespace: ns(ref), name: ref.name });
-        else await core.deleteNamespacedEndpoints({ namespace: ns(ref), name: ref.name });
-        return;
-      }
-      const base = { group: ref.group, version: ref.version, plural: ref.plural, name: ref.name };
-      if (ref.namespaced) await custom.deleteNamespacedCustomObject({ ...base, namespace: ns(ref) });
-      else await custom.deleteClusterCustomObject(base);
+      await client.request('DELETE', objectPath(ref));
     },
     async list(kind, labelSelector, namespace) {
-      if (namespace !== undefined) {
-        if (isCore(kind)) throw new Error('namespaced listing of core kinds is not needed');
-        const res = (await custom.listNamespacedCustomObject({ group: kind.group, version: kind.version, plural: kind.plural, namespace, labelSelector })) as { items?: unknown[] };
-        return (res.items ?? []).map(plain);
-      }
-      if (isCore(kind)) {
-        const list = kind.plural === 'services'
-          ? await core.listServiceForAllNamespaces({ labelSelector })
-          : await core.listEndpointsForAllNamespaces({ labelSelector });
-        return list.items.map(plain);
-      }
-      const res = (await custom.listCustomObjectForAllNamespaces({ group: kind.group, version: kind.version, resourcePlural: kind.plural, labelSelector })) as { items?: unknown[] };
-      return (res.items ?? []).map(plain);
+      const list = await client.request<{ items?: unknown }>('GET', collectionPath(kind, namespace), { query: { labelSelector } });
+      if (!Array.isArray(list.items)) throw new Error(`listing ${kind.plural}: the answer has no items array`);
+      return (list.items as PlainObject[]).map(withoutManagedFields);
     },
   };
 }

@@ -18,6 +18,7 @@
 import { type ClientRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
+import type { ClientBudget } from './client-budget.js';
 import type { WatchLike } from './informer.js';
 
 type Json = Record<string, unknown>;
@@ -40,6 +41,8 @@ export interface RestClientOptions {
   readonly watchIdleTimeoutMs?: number;
   /** Names the peer in error messages. @default 'server' */
   readonly peer?: string;
+  /** Every request and watch start takes a token first. @default no limit */
+  readonly budget?: ClientBudget;
 }
 
 export interface RequestOptions {
@@ -108,11 +111,27 @@ function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isJson(contentType: string): boolean {
+export function isJson(contentType: string): boolean {
   return /^application\/json\s*(;|$)/i.test(contentType.trim());
 }
 
-function parseObject(text: string): Json | undefined {
+/** The start of an answer for an error message: control characters replaced, `secret` and bearer tokens redacted. */
+export function snippetOf(text: string, secret: string | undefined): string {
+  const start = text.slice(0, 4096);
+  const clean = (secret ? start.split(secret).join('[REDACTED]') : start)
+    .replace(/\b(bearer)\s+\S+/gi, '$1 [REDACTED]')
+    .replace(/\p{Cc}+/gu, ' ');
+  return clean.length > SNIPPET_CHARS ? `${clean.slice(0, SNIPPET_CHARS)}…` : clean;
+}
+
+/** The error for an answer that is not a valid 2xx: the server's Status, or an UnexpectedResponseError. */
+export function answerError(where: string, status: number, contentType: string, text: string, secret: string | undefined): Error {
+  const body = isJson(contentType) ? parseObject(text) : undefined;
+  if (body?.kind === 'Status') return new ApiError(status, body);
+  return new UnexpectedResponseError(status, contentType, 'expected a Kubernetes Status', snippetOf(text, secret), where);
+}
+
+export function parseObject(text: string): Json | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
     return isRecord(parsed) ? parsed : undefined;
@@ -143,19 +162,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
     return target;
   };
 
-  const snippet = (text: string): string => {
-    const clean = text.slice(0, 4096).split(options.token).join('[REDACTED]')
-      .replace(/\b(bearer)\s+\S+/gi, '$1 [REDACTED]')
-      .replace(/\p{Cc}+/gu, ' ');
-    return clean.length > SNIPPET_CHARS ? `${clean.slice(0, SNIPPET_CHARS)}…` : clean;
-  };
-
-  /** The error for any answer but a valid 2xx: the server's Status, or an UnexpectedResponseError. */
-  const answerError = (where: string, status: number, contentType: string, text: string): Error => {
-    const body = isJson(contentType) ? parseObject(text) : undefined;
-    if (body?.kind === 'Status') return new ApiError(status, body);
-    return new UnexpectedResponseError(status, contentType, 'expected a Kubernetes Status', snippet(text), where);
-  };
+  const snippet = (text: string): string => snippetOf(text, options.token);
 
   /** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
   const readBody = (res: IncomingMessage, limit: number, truncate: boolean): Promise<string> => new Promise((resolve, reject) => {
@@ -177,6 +184,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
     const where = `${peer} ${method} ${path}`;
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
+    await options.budget?.take();
     const { status, contentType, text } = await new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
       let current: ClientRequest | undefined;
       let settled = false;
@@ -217,7 +225,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
       attempt(true);
     });
 
-    if (status < 200 || status >= 300) throw answerError(where, status, contentType, text);
+    if (status < 200 || status >= 300) throw answerError(where, status, contentType, text, options.token);
     if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippet(text), where);
     const body = parseObject(text);
     if (body === undefined) throw new UnexpectedResponseError(status, contentType, 'expected a JSON object', snippet(text), where);
@@ -226,7 +234,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     return body as T;
   }
 
-  function watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
+  async function watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
+    await options.budget?.take();
     const where = `${peer} WATCH ${path}`;
     const controller = new AbortController();
     return new Promise((resolve) => {
@@ -286,7 +295,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
           readBody(res, MAX_ERROR_BODY_BYTES, true).then((text) => {
             finish(res.statusCode === 200
               ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippet(text), where)
-              : answerError(where, res.statusCode ?? 0, contentType, text));
+              : answerError(where, res.statusCode ?? 0, contentType, text, options.token));
           }, finish);
           return;
         }

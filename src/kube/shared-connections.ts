@@ -3,13 +3,27 @@
 // so every request and every watch to the member API server paid a TCP and TLS handshake:
 // 6,049 connections for 7,616 requests in one measured initial sync. This keeps one keep-alive
 // Agent per API server and TLS identity for the life of the KubeConfig, and counts the
-// connections it opens.
+// connections it opens. Every request and watch start through it also takes a token of the
+// KubeConfig's client budget (client-budget.ts) before it is sent.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import type { ClientBudget } from './client-budget.js';
 
 export interface ConnectionStats {
   /** TCP (+TLS) connections opened to API servers through the shared agents. */
   opened: number;
+  /** The budget requests take tokens from, if any. */
+  readonly budget?: ClientBudget;
+}
+
+/** Starts each request once the budget allows. An aborted fetch that was waiting aborts when dispatched. */
+function throttled(agent: Agent, budget: ClientBudget): Dispatcher {
+  return agent.compose((dispatch) => (options, handler) => {
+    const waitMs = budget.reserve();
+    if (waitMs <= 0) return dispatch(options, handler);
+    setTimeout(() => { dispatch(options, handler); }, waitMs);
+    return true;
+  });
 }
 
 type DispatcherOptions = ReturnType<KubeConfig['createDispatcherOptions']>;
@@ -31,14 +45,16 @@ function keyPart(value: unknown): string | undefined {
 
 /**
  * Makes `kc` reuse connections: requests to the same server with the same TLS material share
- * one keep-alive undici Agent. Proxies keep client-node's own behaviour. Idempotent.
+ * one keep-alive undici Agent, and take tokens from `budget`. Proxies keep client-node's own
+ * behaviour. Idempotent: later calls return the first call's stats and keep its budget.
  */
-export function shareConnections(kc: KubeConfig, stats: ConnectionStats = { opened: 0 }): ConnectionStats {
+export function shareConnections(kc: KubeConfig, budget?: ClientBudget): ConnectionStats {
   const marked = kc as unknown as { [SHARED]?: ConnectionStats; createDispatcher: CreateDispatcher };
   const existing = marked[SHARED];
   if (existing !== undefined) return existing;
+  const stats: ConnectionStats = { opened: 0, ...(budget !== undefined && { budget }) };
   const original = marked.createDispatcher.bind(kc);
-  const agents = new Map<string, Agent>();
+  const dispatchers = new Map<string, Dispatcher>();
   marked.createDispatcher = (cluster, agentOptions) => {
     const options: DispatcherOptions = kc.createDispatcherOptions(cluster, agentOptions);
     if (options.type !== 'agent') return original(cluster, agentOptions);
@@ -46,13 +62,14 @@ export function shareConnections(kc: KubeConfig, stats: ConnectionStats = { open
     const parts = [cluster?.server ?? '', ...['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'].map((k) => keyPart(c[k]))];
     if (parts.includes(undefined)) return original(cluster, agentOptions);
     const key = parts.join('\n');
-    let agent = agents.get(key);
-    if (agent === undefined) {
-      agent = new Agent({ connect: options.connect as NonNullable<Agent.Options['connect']> });
+    let dispatcher = dispatchers.get(key);
+    if (dispatcher === undefined) {
+      const agent = new Agent({ connect: options.connect as NonNullable<Agent.Options['connect']> });
       agent.on('connect', () => { stats.opened += 1; });
-      agents.set(key, agent);
+      dispatcher = budget?.enabled ? throttled(agent, budget) : agent;
+      dispatchers.set(key, dispatcher);
     }
-    return agent;
+    return dispatcher;
   };
   marked[SHARED] = stats;
   return stats;

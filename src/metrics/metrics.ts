@@ -10,6 +10,9 @@
 // | clusterset_agent_imports_total                   | counter   | clusterset, kind, outcome   |
 // | clusterset_agent_import_rejections_total         | counter   | clusterset, rule            |
 // | clusterset_agent_is_leader                       | gauge     | (none)                      |
+// | clusterset_agent_apiserver_connections_opened_total | counter | (none)                      |
+// | clusterset_agent_apiserver_throttled_requests_total | counter | (none)                      |
+// | clusterset_agent_apiserver_throttled_seconds_total  | counter | (none)                      |
 //
 // plus prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, ...).
 //
@@ -21,6 +24,7 @@
 // `forget(clusterSet)` drops every series of a deleted ClusterSet, so label cardinality follows
 // the ClusterSets that exist rather than every one that ever did.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ConnectionStats } from '../kube/shared-connections.js';
 
 /** What happened to one imported object. */
 export const IMPORT_OUTCOMES = ['created', 'updated', 'deleted', 'unchanged', 'rejected', 'conflict', 'failed'] as const;
@@ -51,7 +55,7 @@ export class AgentMetrics {
   readonly #isLeader: Gauge;
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
-  #connectionStats: { readonly opened: number } | undefined;
+  #connectionStats: ConnectionStats | undefined;
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
   /**
@@ -134,6 +138,24 @@ export class AgentMetrics {
         this.inc(connectionStats()?.opened ?? 0);
       },
     });
+    new Counter({
+      name: `${PREFIX}apiserver_throttled_requests_total`,
+      help: "Requests to this cluster's API server that waited for the client-side budget (apiClient.qps/burst).",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(connectionStats()?.budget?.stats.throttled ?? 0);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}apiserver_throttled_seconds_total`,
+      help: "Seconds requests to this cluster's API server waited for the client-side budget, summed.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc((connectionStats()?.budget?.stats.waitedMs ?? 0) / 1000);
+      },
+    });
     this.#leaderWrites = new Counter({
       name: `${PREFIX}leader_writes_total`,
       help: 'leader run: writes to the leader API server, by resource and verb (create|update|delete|status).',
@@ -198,8 +220,8 @@ export class AgentMetrics {
     this.#isLeader.set(elected ? 1 : 0);
   }
 
-  /** Counts the API server connections `stats` reports (read at scrape time). */
-  observeConnections(stats: { readonly opened: number }): void {
+  /** Counts the API server connections and throttled requests `stats` reports (read at scrape time). */
+  observeConnections(stats: ConnectionStats): void {
     this.#connectionStats = stats;
   }
 

@@ -165,10 +165,12 @@ describe('operability: replicas, failover, probes, metrics and events', () => {
 
     const standbySamples = await standby.metrics();
     assert.equal(sampleValue(standbySamples, 'clusterset_agent_is_leader'), 0);
-    // Process-level series (the Lease client's connections) exist on every replica.
-    const processSeries = new Set(['clusterset_agent_is_leader', 'clusterset_agent_apiserver_connections_opened_total']);
+    // Process-level series (the Lease client's connections and budget) exist on every replica.
+    const processSeries = new Set(['clusterset_agent_is_leader', 'clusterset_agent_apiserver_connections_opened_total',
+      'clusterset_agent_apiserver_throttled_requests_total', 'clusterset_agent_apiserver_throttled_seconds_total']);
     const agentSeries = (s: readonly MetricSample[]) => s.filter((x) => x.name.startsWith('clusterset_agent_') && !processSeries.has(x.name));
     assert.ok((sampleValue(samples, 'clusterset_agent_apiserver_connections_opened_total') ?? 0) >= 1, 'the holder counts its connections to the member');
+    assert.equal(sampleValue(samples, 'clusterset_agent_apiserver_throttled_requests_total'), 0, 'the default budget held nothing back');
     assert.deepEqual(agentSeries(standbySamples), [], 'a standby runs no agent, so it has no heartbeat series');
     assert.ok(findSamples(standbySamples, 'process_cpu_user_seconds_total').length === 1, 'default process metrics on every replica');
   });

@@ -735,6 +735,10 @@ describe('documented environment variables and flags', () => {
     ['CSA_LEADER_NAMESPACE', 'antrea-multicluster', (c) => c.leader.namespace, 'antrea-multicluster'],
     ['CSA_LEADER_MEMBER_TIMEOUT', '20', (c) => c.leader.memberTimeoutSeconds, 20],
     ['CSA_LEADER_STALE_MEMBER_SECONDS', '3600', (c) => c.leader.staleMemberSeconds, 3600],
+    ['CSA_KUBE_API_QPS', '0', (c) => c.apiClient.qps, 0],
+    ['CSA_KUBE_API_BURST', '10', (c) => c.apiClient.burst, 10],
+    ['CSA_LEADER_API_QPS', '2.5', (c) => c.apiClient.leaderQPS, 2.5],
+    ['CSA_LEADER_API_BURST', '5', (c) => c.apiClient.leaderBurst, 5],
   ];
 
   it('honours each documented environment variable', () => {

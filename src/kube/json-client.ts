@@ -1,0 +1,73 @@
+/**
+ * Plain-JSON requests to the cluster of a KubeConfig, for the importer's hot path.
+ *
+ * client-node's generated APIs turn every answer into model classes (ObjectSerializer) through
+ * WHATWG fetch and streams, which the importer then had to turn back into plain JSON: in a
+ * profile of an initial sync, that was most of the agent's own CPU per object, on a machine
+ * whose cores the API server needs. This sends the same requests with undici's `request`, with
+ * the KubeConfig's own authentication (every kind of user client-node supports: tokens, files
+ * that rotate, exec plugins, client certificates) and its shared, budgeted dispatcher
+ * (shared-connections.ts).
+ *
+ * Answers are checked like the leader client's (rest-client.ts): a 2xx must be a JSON object,
+ * anything else a Kubernetes Status ({@link ApiError}), or it is an UnexpectedResponseError.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Dispatcher, request as undiciRequest } from 'undici';
+import { answerError, isJson, parseObject, snippetOf, UnexpectedResponseError, type Query } from './rest-client.js';
+
+type Json = Record<string, unknown>;
+
+export interface JsonClient {
+  request<T extends Json>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options?: { readonly query?: Query; readonly body?: unknown }): Promise<T>;
+}
+
+/** What client-node's `applySecurityAuthentication` writes into a request context. */
+interface Authorization {
+  headers: Record<string, string>;
+  dispatcher: Dispatcher | undefined;
+}
+
+async function authorize(kc: KubeConfig): Promise<Authorization> {
+  const auth: Authorization = { headers: {}, dispatcher: undefined };
+  // The two methods of a generated RequestContext that authentication calls.
+  const context = {
+    setHeaderParam: (name: string, value: string) => { auth.headers[name] = value; },
+    setDispatcher: (dispatcher: Dispatcher) => { auth.dispatcher = dispatcher; },
+  };
+  await kc.applySecurityAuthentication(context as unknown as Parameters<KubeConfig['applySecurityAuthentication']>[0]);
+  return auth;
+}
+
+/** Requests to `kc`'s current cluster; each waits at most `timeoutMs` for the whole answer. */
+export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000): JsonClient {
+  return {
+    async request<T extends Json>(method: string, path: string, options: { readonly query?: Query; readonly body?: unknown } = {}): Promise<T> {
+      const cluster = kc.getCurrentCluster();
+      if (!cluster) throw new Error('the kubeconfig has no current cluster');
+      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+      for (const [key, value] of Object.entries(options.query ?? {})) {
+        if (value !== undefined) url.searchParams.set(key, String(value));
+      }
+      const where = `member ${method} ${path}`;
+      const { headers, dispatcher } = await authorize(kc);
+      const secret = /^Bearer (.+)$/.exec(headers['Authorization'] ?? headers['authorization'] ?? '')?.[1];
+      const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+      const answer = await undiciRequest(url, {
+        method,
+        headers: { ...headers, Accept: 'application/json', 'User-Agent': 'clusterset-agent', ...(payload !== undefined && { 'Content-Type': 'application/json' }) },
+        ...(payload !== undefined && { body: payload }),
+        ...(dispatcher !== undefined && { dispatcher }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await answer.body.text();
+      const contentType = String(answer.headers['content-type'] ?? '');
+      const status = answer.statusCode;
+      if (status < 200 || status >= 300) throw answerError(where, status, contentType, text, secret);
+      if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippetOf(text, secret), where);
+      const body = parseObject(text);
+      if (body === undefined) throw new UnexpectedResponseError(status, contentType, 'expected a JSON object', snippetOf(text, secret), where);
+      return body as T;
+    },
+  };
+}
