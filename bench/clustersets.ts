@@ -21,7 +21,7 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, pool } from './common.js';
+import { agentEntry, buildDist, IMAGE_NODE_OPTIONS, pool } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
@@ -44,9 +44,9 @@ try {
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, ['--enable-source-maps', agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'warn'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false' } });
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false', NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
   for (const fd of fds) closeSync(fd);
   let exited: number | null | undefined;
   agent.on('exit', (code) => { exited = code; });
@@ -98,7 +98,7 @@ try {
   await delay(10_000);
   const afterRss = rssKb();
 
-  console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent`);
+  console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS})`);
   console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
   console.log(`  RSS: ${mib(idleRss)} idle, ${mib(steadyRss)} with ${String(N)} ClusterSets (${((steadyRss - idleRss) / 1024 / N).toFixed(2)} MiB each), ${mib(afterRss)} 10 s after deleting them all`);
   console.log(`  CPU in steady state: ${(100 * cpu / (windowMs / 1000)).toFixed(1)}% of a core (${(100 * cpu / (windowMs / 1000) / N).toFixed(3)}% per ClusterSet) over ${secs(windowMs)}`);

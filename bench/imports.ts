@@ -22,7 +22,7 @@ import { startControlPlane, type ControlPlane } from '../test/harness/control-pl
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, pool } from './common.js';
+import { agentEntry, buildDist, IMAGE_NODE_OPTIONS, pool } from './common.js';
 
 const { values } = parseArgs({ options: {
   n: { type: 'string', default: '2000' },
@@ -30,8 +30,8 @@ const { values } = parseArgs({ options: {
   burst: { type: 'string', default: '1000' },
   sweep: { type: 'string', default: '1,4,16,64' },
   repeat: { type: 'string', default: '2' },
-  // e.g. --agent-node-options=--max-old-space-size-percentage=60 with a memory limit, as the image runs it.
-  'agent-node-options': { type: 'string', default: '' },
+  // NODE_OPTIONS of the agent; by default what the image gives it under the chart's memory limit.
+  'agent-node-options': { type: 'string', default: IMAGE_NODE_OPTIONS },
 } });
 const N = Number(values.n);
 const HALF = Math.floor(N / 2);
@@ -144,9 +144,9 @@ try {
   });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, ['--enable-source-maps', agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), ...(values['agent-node-options'] ? { NODE_OPTIONS: values['agent-node-options'] } : {}) } });
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), NODE_OPTIONS: values['agent-node-options'] } });
   for (const fd of fds) closeSync(fd);
   let exited: number | null | undefined;
   agent.on('exit', (code) => { exited = code; });
@@ -185,6 +185,8 @@ try {
   // The same after 15 quiet seconds: V8 gives back memory freed after a burst only when idle.
   await new Promise((resolve) => setTimeout(resolve, 15_000));
   const settledRss = rssKb();
+  // Where the RSS goes: V8's live heap (used), what it holds for it (total), and buffers outside it.
+  const heap = { used: await metric('nodejs_heap_size_used_bytes'), total: await metric('nodejs_heap_size_total_bytes'), external: await metric('nodejs_external_memory_bytes') };
 
   // ---- propagation -------------------------------------------------------------------------
   const seen = new Map<string, number>();
@@ -226,13 +228,14 @@ try {
   const burstAll = Math.max(...sent.map((s) => seen.get(s.key) ?? 0)) - burstStart;
   stopWatch.abort();
 
-  if (values['agent-node-options']) console.log(`\nagent NODE_OPTIONS: ${values['agent-node-options']}`);
+  console.log(`\nagent NODE_OPTIONS: ${values['agent-node-options'] || '(none)'}`);
   console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
   console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')} × ${String(REPEAT)} runs, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
   console.log(`  agent (ClusterSet created -> all objects, incl. join and list): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
   console.log(`  ratio agent / floor: ${(agentMs / best.ms).toFixed(2)}`);
   console.log(`  agent requests to the member apiserver: ${String(agentRequests)} (floor: ${String(best.requests)}); TCP connections opened during the sync: ${String(agentConnections)}, since the agent started: ${String(connectionsBefore + agentConnections)}`);
   console.log(`  agent RSS: ${mib(idleRss)} idle, ${mib(syncedRss)} with ${String(OBJECTS)} imported objects right after the sync, ${mib(settledRss)} 15 s later`);
+  console.log(`  agent V8 heap then: ${mib(heap.used / 1024)} used of ${mib(heap.total / 1024)}, ${mib(heap.external / 1024)} external`);
   console.log(`propagation, leader write -> member watch event`);
   console.log(`  ${String(UPDATES)} sequential updates: p50 ${sequential[Math.floor(sequential.length / 2)]?.toFixed(1) ?? '?'} ms, p99 ${percentile(sequential, 99).toFixed(1)} ms, max ${percentile(sequential, 100).toFixed(1)} ms`);
   console.log(`  burst of ${String(BURST)} updates (written in ${secs(written)}): all applied ${secs(burstAll)} after the first write; per update p50 ${percentile(burst, 50).toFixed(0)} ms, p99 ${percentile(burst, 99).toFixed(0)} ms, max ${percentile(burst, 100).toFixed(0)} ms`);

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (npm run build); during development use `npm run agent -- run ...`.
-await import('../dist/cli/main.js');
+// Runs the bundled CLI (npm run build); during development use `npm run agent -- run ...`.
+await import('../dist/bundle/clusterset-agent.mjs');
