@@ -2,6 +2,7 @@
 // and the image start, built from dist/), with the V8 options the image gives it, and a bounded
 // pool of concurrent calls.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..');
@@ -28,4 +29,41 @@ export async function pool<T>(items: readonly T[], width: number, fn: (item: T) 
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < items.length) await fn(items[next++] as T);
   }));
+}
+
+/** Busy share of all CPUs since the last sample, from /proc/stat. */
+function cpuSampler(): () => number {
+  const read = () => {
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { idle, total: fields.reduce((a, b) => a + b, 0) };
+  };
+  let last = read();
+  return () => {
+    const now = read();
+    const total = now.total - last.total;
+    const busy = total > 0 ? 1 - (now.idle - last.idle) / total : 0;
+    last = now;
+    return busy;
+  };
+}
+
+/**
+ * Waits until the machine is quiet (under `threshold` of all CPUs busy for two half-second
+ * samples in a row): a fresh kube-apiserver keeps working for seconds after it reports ready
+ * (OpenAPI for new CRDs, bootstrap controllers), and every timed phase must start on equal
+ * terms. Gives up after `timeoutMs` and says so, rather than hang.
+ */
+export async function waitForQuietMachine(threshold = 0.15, timeoutMs = 60_000): Promise<void> {
+  const busy = cpuSampler();
+  const deadline = performance.now() + timeoutMs;
+  let quiet = 0;
+  while (quiet < 2) {
+    if (performance.now() > deadline) {
+      console.log(`(the machine did not get quiet within ${String(timeoutMs / 1000)} s; timing anyway)`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    quiet = busy() < threshold ? quiet + 1 : 0;
+  }
 }

@@ -1,0 +1,108 @@
+// The importer's JSON client against a real local HTTPS server (throwaway self-signed
+// certificate), authenticated from a KubeConfig whose token lives in a file: answers are
+// validated, errors carry the Status, the token never leaks, and authentication (which reads
+// files) is redone only after AUTH_REUSE_MS or a 401.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { isAlreadyExists } from '../../src/kube/errors.js';
+import { AUTH_REUSE_MS, createJsonClient } from '../../src/kube/json-client.js';
+import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { shareConnections } from '../../src/kube/shared-connections.js';
+import { selfSignedLoopbackCert } from '../harness/pki.js';
+
+let server: https.Server;
+let kc: KubeConfig;
+let tokenFile: string;
+const seen: { method: string; url: string; authorization: string; body: string }[] = [];
+let answer: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
+
+before(async () => {
+  const tls = selfSignedLoopbackCert();
+  server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization ?? '', body: Buffer.concat(chunks).toString() });
+      answer(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const dir = mkdtempSync(path.join(tmpdir(), 'json-client-'));
+  tokenFile = path.join(dir, 'token');
+  writeFileSync(tokenFile, 'first-token-0123456789');
+  kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `https://127.0.0.1:${String((server.address() as AddressInfo).port)}`, caData: Buffer.from(tls.cert).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: 'u', authProvider: { name: 'tokenFile', config: { tokenFile } } }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  shareConnections(kc);
+});
+after(() => { server.closeAllConnections(); server.close(); });
+
+const reply = (code: number, body: unknown, type = 'application/json') => { answer = (_req, res) => { res.writeHead(code, { 'content-type': type }); res.end(typeof body === 'string' ? body : JSON.stringify(body)); }; };
+
+describe('createJsonClient', () => {
+  it('sends JSON with the kubeconfig token and returns the answer as plain JSON', async () => {
+    reply(201, { kind: 'Service', metadata: { name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' } });
+    const body = await createJsonClient(kc).request('POST', '/api/v1/namespaces/ns/services', { body: { kind: 'Service' }, query: { fieldManager: 'x' } });
+    assert.deepEqual(body, { kind: 'Service', metadata: { name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' } }, 'timestamps stay strings: no model classes');
+    const last = seen.at(-1);
+    assert.deepEqual([last?.method, last?.url, last?.authorization, last?.body], ['POST', '/api/v1/namespaces/ns/services?fieldManager=x', 'Bearer first-token-0123456789', '{"kind":"Service"}']);
+  });
+
+  it('throws the Status of an error answer as an ApiError the error helpers read', async () => {
+    reply(409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409, message: 'services "a" already exists' });
+    const err = await createJsonClient(kc).request('POST', '/api/v1/namespaces/ns/services', { body: {} }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.code, 409);
+    assert.equal(isAlreadyExists(err), true);
+  });
+
+  it('refuses answers no API server would send, without leaking the token', async () => {
+    reply(200, '<html>maintenance first-token-0123456789</html>', 'text/html');
+    const html = await createJsonClient(kc).request('GET', '/api/v1/namespaces/ns/services/a').catch((e: unknown) => e);
+    assert.ok(html instanceof UnexpectedResponseError);
+    assert.match(html.message, /expected application\/json/);
+    assert.ok(!inspect(html, { depth: 5 }).includes('first-token-0123456789'), 'the token is redacted from the snippet');
+    reply(200, '[1,2]');
+    assert.ok(await createJsonClient(kc).request('GET', '/x').catch((e: unknown) => e) instanceof UnexpectedResponseError);
+    reply(502, 'bad gateway', 'text/plain');
+    const gateway = await createJsonClient(kc).request('GET', '/x').catch((e: unknown) => e);
+    assert.ok(gateway instanceof UnexpectedResponseError && gateway.statusCode === 502);
+  });
+
+  it('authenticates again only after AUTH_REUSE_MS, or at once after a 401', async () => {
+    // client-node re-reads CA and certificate files on every authentication; count them.
+    let authentications = 0;
+    const original = kc.applySecurityAuthentication.bind(kc);
+    kc.applySecurityAuthentication = (context) => { authentications += 1; return original(context); };
+    try {
+      let t = 0;
+      const client = createJsonClient(kc, 5000, () => t);
+      reply(200, { kind: 'Service' });
+      await Promise.all([client.request('GET', '/a'), client.request('GET', '/b')]);
+      await client.request('GET', '/c');
+      assert.equal(authentications, 1, 'concurrent and later requests within the period share one');
+      t += AUTH_REUSE_MS;
+      await client.request('GET', '/d');
+      assert.equal(authentications, 2, 'again after the period');
+      reply(401, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Unauthorized', code: 401 });
+      await assert.rejects(client.request('GET', '/e'), (e: unknown) => e instanceof ApiError && e.code === 401);
+      reply(200, { kind: 'Service' });
+      await client.request('GET', '/f');
+      assert.equal(authentications, 3, 'a 401 drops it at once');
+    } finally {
+      kc.applySecurityAuthentication = original;
+    }
+  });
+});
