@@ -62,5 +62,8 @@ COPY --from=build --chown=root:root /app/bin ./bin
 # numeric so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080 9090
-ENTRYPOINT ["node", "bin/clusterset-agent.js"]
+# --optimize-for-size (V8 refuses it in NODE_OPTIONS): V8 grows the heap less eagerly and
+# gives memory back sooner. With 10,000 imported objects it took the RSS from ~179 to ~150 MiB
+# at no measurable cost to the initial sync (README, bench:imports).
+ENTRYPOINT ["node", "--optimize-for-size", "bin/clusterset-agent.js"]
 CMD ["run"]

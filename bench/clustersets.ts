@@ -21,7 +21,7 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_OPTIONS, pool } from './common.js';
+import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
@@ -44,7 +44,7 @@ try {
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, [agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'warn'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false', NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
   for (const fd of fds) closeSync(fd);

@@ -15,6 +15,9 @@ export const agentEntry = path.join(repoRoot, 'bin', 'clusterset-agent.js');
  */
 export const IMAGE_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=153';
 
+/** Node's own arguments in the image's ENTRYPOINT (V8 refuses --optimize-for-size in NODE_OPTIONS). */
+export const IMAGE_NODE_ARGS: readonly string[] = ['--optimize-for-size'];
+
 /** Builds what the agent runs (`npm run build`: tsc, then the bundle); throws when that fails. */
 export function buildDist(): void {
   for (const [command, args] of [['npx', ['tsc', '-p', 'tsconfig.build.json']], [process.execPath, ['scripts/bundle.mjs']]] as const) {

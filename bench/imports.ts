@@ -25,7 +25,7 @@ import { startControlPlane, type ControlPlane } from '../test/harness/control-pl
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_OPTIONS, pool, waitForQuietMachine } from './common.js';
+import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, waitForQuietMachine } from './common.js';
 
 const { values } = parseArgs({ options: {
   n: { type: 'string', default: '2000' },
@@ -107,13 +107,16 @@ function agentObjects(name: string): { service: Record<string, unknown>; service
   return { service, serviceImport, endpoints };
 }
 
-async function floorPoint(width: number): Promise<{ ms: number; connections: number; requests: number }> {
-  const cp = await startControlPlane(`bench-floor-${String(width)}`);
+async function floorPoint(width: number): Promise<{ ms: number; cpuMs: number; connections: number; requests: number }> {
+  // With an audit log, like the agent's member below (it reads the agent's requests from it):
+  // writing it costs the apiserver CPU, and both sides must pay the same.
+  const cp = await startControlPlane(`bench-floor-${String(width)}`, { auditLog: true });
   try {
     await installCrds(cp);
     await createNamespace(cp.adminConfig(), NS);
     const client = minimalClient(cp, width);
     await waitForQuietMachine();
+    const cpuBefore = process.cpuUsage();
     const start = performance.now();
     await pool(names, width, async (name) => {
       const { service, serviceImport, endpoints } = agentObjects(name);
@@ -125,15 +128,16 @@ async function floorPoint(width: number): Promise<{ ms: number; connections: num
       ]);
     });
     const ms = performance.now() - start;
+    const cpu = process.cpuUsage(cpuBefore);
     client.close();
-    return { ms, ...client.stats() };
+    return { ms, cpuMs: (cpu.user + cpu.system) / 1000, ...client.stats() };
   } finally {
     await cp.stop();
   }
 }
 
 // ---- floor ---------------------------------------------------------------------------------
-const floor: { width: number; ms: number; connections: number; requests: number }[] = [];
+const floor: { width: number; ms: number; cpuMs: number; connections: number; requests: number }[] = [];
 // Two cores are shared by the apiserver, etcd and the client: each point is run REPEAT times
 // (a fresh apiserver each) and its best run counts, so noise cannot flatter the agent.
 for (let round = 1; round <= REPEAT; round++) {
@@ -163,7 +167,7 @@ try {
   });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, [agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), NODE_OPTIONS: values['agent-node-options'] } });
   for (const fd of fds) closeSync(fd);
@@ -191,6 +195,12 @@ try {
   // Scraping the agent's /metrics costs it CPU (prom-client reads /proc for its process
   // metrics) that the floor never pays, so completion is polled slowly and the end of the sync
   // is read from the member's audit log: when the apiserver completed the agent's last create.
+  // utime + stime of the agent in clock ticks (USER_HZ = 100 on Linux).
+  const agentCpuMs = () => {
+    const fields = readFileSync(`/proc/${String(agent?.pid ?? 0)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  const agentCpuBefore = agentCpuMs();
   const start = performance.now();
   const startWall = Date.now();
   await createClusterSet(member, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
@@ -210,6 +220,7 @@ try {
     .filter((e) => e.user.username === 'test-admin' && e.verb === 'create' && e.objectRef?.namespace === NS);
   if (creates.length !== OBJECTS) throw new Error(`expected ${String(OBJECTS)} creates by the agent in the audit log, found ${String(creates.length)}`);
   const agentMs = Math.max(...creates.map((e) => Date.parse(e.stageTimestamp ?? e.requestReceivedTimestamp))) - startWall;
+  const agentCpu = agentCpuMs() - agentCpuBefore;
   const firstCreateMs = Math.min(...creates.map((e) => Date.parse(e.requestReceivedTimestamp))) - startWall;
   // The floor's objects must be the agent's: compare one the agent wrote with the floor's body.
   const sample = await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: NS, name: `antrea-mc-${names[0] ?? ''}` });
@@ -267,11 +278,12 @@ try {
   const burstAll = Math.max(...sent.map((s) => seen.get(s.key) ?? 0)) - burstStart;
   stopWatch.abort();
 
-  console.log(`\nagent NODE_OPTIONS: ${values['agent-node-options'] || '(none)'}`);
+  console.log(`\nagent: node ${IMAGE_NODE_ARGS.join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
   console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
   console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')} × ${String(REPEAT)} runs, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
   console.log(`  agent (ClusterSet created -> last object created, incl. join and list; from the audit log): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
   console.log(`  ratio agent / floor: ${(agentMs / best.ms).toFixed(2)}`);
+  console.log(`  CPU used on the 2 cores the apiserver needs: the agent ${secs(agentCpu)} (join, list and sync; measured until the sync was seen done), the floor's client ${secs(best.cpuMs)}`);
   console.log(`  the agent's first create reached the apiserver ${secs(firstCreateMs)} after the ClusterSet was created; from there ${secs(agentMs - firstCreateMs)} (${(OBJECTS / ((agentMs - firstCreateMs) / 1000)).toFixed(0)} objects/s; ratio ${((agentMs - firstCreateMs) / best.ms).toFixed(2)})`);
   console.log(`  agent requests to the member apiserver: ${String(agentRequests)} (floor: ${String(best.requests)}); TCP connections opened during the sync: ${String(agentConnections)}, since the agent started: ${String(connectionsBefore + agentConnections)}`);
   console.log(`  agent RSS: ${mib(idleRss)} idle, ${mib(syncedRss)} with ${String(OBJECTS)} imported objects right after the sync, ${mib(settledRss)} 15 s later`);

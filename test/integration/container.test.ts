@@ -296,7 +296,7 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.ok(inside.heap < plan.memoryBytes, `heap limit ${String(inside.heap)} must be below the memory limit ${String(plan.memoryBytes)}`);
     assert.ok(pid1Env.includes(`NODE_OPTIONS=${inside.options}`), `the agent process has NODE_OPTIONS=${inside.options}`);
     assert.match(inside.options, /--max-old-space-size-percentage=\d+/);
-    assert.deepEqual(pid1Cmd.slice(0, 2), ['node', 'bin/clusterset-agent.js']);
+    assert.deepEqual(pid1Cmd.slice(0, 3), ['node', '--optimize-for-size', 'bin/clusterset-agent.js']);
     assert.match(inside.options, /--max-semi-space-size=2\b/);
     // The bundle is the whole program: no dependency tree ships in the image.
     await podman.ok(['exec', name, 'sh', '-c', 'test -s /app/dist/bundle/clusterset-agent.mjs && test ! -e /app/node_modules']);
