@@ -7,7 +7,8 @@
  * ingress) answers `200 text/html`; taken as success it fakes heartbeats, and an HTML "list"
  * with no items makes the importer delete every import. So here:
  *
- * - one keep-alive `https.Agent` per client: sequential requests share one connection;
+ * - keep-alive connections, shared with every other client of the same server and CA
+ *   ({@link HttpsAgentPool}): sequential requests share one connection;
  * - every 2xx answer must be a JSON object (and pass the caller's `expect` check), every error
  *   answer a Kubernetes `Status`; anything else is an {@link UnexpectedResponseError};
  * - `watch` has the contract of client-node's `Watch.watch`, which `ListWatch` relies on.
@@ -19,6 +20,7 @@ import { type ClientRequest, type IncomingMessage, STATUS_CODES } from 'node:htt
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import type { ClientBudget } from './client-budget.js';
+import { type HttpsAgentPool, sharedHttpsAgents } from './https-agent-pool.js';
 import type { WatchLike } from './informer.js';
 
 type Json = Record<string, unknown>;
@@ -35,8 +37,10 @@ export interface RestClientOptions {
   readonly token: string;
   /** Deadline of a whole request (connect, TLS, answer, body). */
   readonly timeoutMs: number;
-  /** @default 16 */
+  /** Concurrent requests (not watches) to the server, shared by every client of its pool. @default 16 */
   readonly maxSockets?: number;
+  /** @default the process-wide {@link sharedHttpsAgents} */
+  readonly agentPool?: HttpsAgentPool;
   /** A watch that receives no byte for this long is ended with a TimeoutError (ListWatch reconnects). @default 5 min */
   readonly watchIdleTimeoutMs?: number;
   /** Names the peer in error messages. @default 'server' */
@@ -57,7 +61,7 @@ export interface RestClient {
   request<T>(method: string, path: string, options?: RequestOptions): Promise<T>;
   /** client-node's `Watch.watch` contract; each non-ERROR event object must pass `expectItem`. */
   watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController>;
-  /** Destroys every socket, idle or not. */
+  /** Ends this client's requests and watches and drops its claim on the shared connections. */
   close(): void;
 }
 
@@ -146,7 +150,15 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const prefix = base.pathname.replace(/\/+$/, '');
   const peer = options.peer ?? 'server';
   const idleMs = options.watchIdleTimeoutMs ?? 300_000;
-  const agent = new https.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 16, ca: options.caPem, rejectUnauthorized: true });
+  const agents = (options.agentPool ?? sharedHttpsAgents).acquire(base.origin, options.caPem, options.maxSockets ?? 16);
+  // This client's requests in flight: close() ends them without touching other clients' sockets.
+  const live = new Set<ClientRequest>();
+  let closed = false;
+  const track = (req: ClientRequest): ClientRequest => {
+    live.add(req);
+    req.once('close', () => { live.delete(req); });
+    return req;
+  };
   const headers = (payload: string | undefined): Record<string, string> => ({
     Accept: 'application/json',
     'User-Agent': 'clusterset-agent',
@@ -185,6 +197,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
     await options.budget?.take();
+    if (closed) throw new Error(`${where}: the client is closed`);
     const { status, contentType, text } = await new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
       let current: ClientRequest | undefined;
       let settled = false;
@@ -201,7 +214,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
         current?.destroy();
       }, timeoutMs);
       const attempt = (retry: boolean): void => {
-        const req = https.request(url(path, opts.query), { method, agent, headers: headers(payload) });
+        const req = track(https.request(url(path, opts.query), { method, agent: agents.requests, headers: headers(payload) }));
         current = req;
         let answered = false;
         req.on('response', (res) => {
@@ -237,6 +250,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   async function watch(path: string, query: Query, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
     await options.budget?.take();
     const where = `${peer} WATCH ${path}`;
+    if (closed) throw new Error(`${where}: the client is closed`);
     const controller = new AbortController();
     return new Promise((resolve) => {
       let finished = false;
@@ -286,7 +300,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
       // The connect phase has a deadline; once streaming, only silence ends the watch (the
       // server's own timeout ends it cleanly).
       arm(Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), 'no answer');
-      const req = https.request(url(path, { ...query, watch: true }), { method: 'GET', agent, headers: headers(undefined) });
+      const req = track(https.request(url(path, { ...query, watch: true }), { method: 'GET', agent: agents.watches, headers: headers(undefined) }));
       req.on('error', finish);
       req.on('response', (res) => {
         const contentType = res.headers['content-type'] ?? '';
@@ -329,6 +343,11 @@ export function createRestClient(options: RestClientOptions): RestClient {
     server: options.server,
     request,
     watch,
-    close: () => { agent.destroy(); },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      for (const req of live) req.destroy();
+      agents.release();
+    },
   };
 }

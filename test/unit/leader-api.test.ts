@@ -3,13 +3,14 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { MemberClusterAnnounce, ResourceExport } from '../../src/api/types.js';
 import { createLeaderApi, type LeaderApi } from '../../src/commonarea/leader-api.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
+import { waitFor } from '../harness/wait.js';
 
 const NS = 'antrea-multicluster';
 const NAME = 'member-announce-from-east';
@@ -208,13 +209,27 @@ describe('LeaderApi ResourceImports', () => {
     assert.match(err.message, /expected kind ResourceImport .*got kind "ConfigMap"/);
   });
 
-  it('close() closes the kept-alive connection', async () => {
-    const other = createLeaderApi({ server: base, caPem: ca, token: 'tok', fingerprint: 'f' }, NS, 5000);
-    const closed = Promise.withResolvers<undefined>();
-    routes.set(`GET ${MCAS}/${NAME}`, (req, res) => { req.socket.once('close', () => { closed.resolve(undefined); }); send(res, 200, mca()); });
-    await other.getAnnounce(NAME);
-    other.close();
-    await within(closed.promise);
+  it("close() keeps a connection other clients of the server share, and the last one out closes it", async () => {
+    // The same trust written differently: a pool of their own, apart from the suite's `api`.
+    const own = `${ca}\n`;
+    const first = createLeaderApi({ server: base, caPem: own, token: 'tok', fingerprint: 'f' }, NS, 5000);
+    const second = createLeaderApi({ server: base, caPem: own, token: 'tok2', fingerprint: 'g' }, NS, 5000);
+    const sockets = new Set<Socket>();
+    let closed = 0;
+    routes.set(`GET ${MCAS}/${NAME}`, (req, res) => {
+      if (!sockets.has(req.socket)) req.socket.once('close', () => { closed += 1; });
+      sockets.add(req.socket);
+      send(res, 200, mca());
+    });
+    await first.getAnnounce(NAME);
+    await second.getAnnounce(NAME);
+    first.close();
+    await assert.rejects(first.getAnnounce(NAME), /the client is closed/);
+    await second.getAnnounce(NAME);
+    assert.equal(closed, 0, 'the shared connection outlives the first close()');
+    second.close();
+    assert.equal(sockets.size, 1, 'both clients used one connection');
+    await waitFor('the shared connection to close', () => closed === 1, { timeoutMs: 5000, intervalMs: 10 });
   });
 });
 

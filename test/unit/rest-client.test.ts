@@ -9,6 +9,7 @@ import { inspect } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ListWatch, type KubernetesObject, type Watch } from '@kubernetes/client-node';
 import { apiStatus, describeError, httpStatus, isGone, isNotFound, isTlsVerificationError, networkErrorCode } from '../../src/kube/errors.js';
+import { HttpsAgentPool } from '../../src/kube/https-agent-pool.js';
 import { ApiError, createRestClient, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/kube/rest-client.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 
@@ -34,8 +35,9 @@ function status(code: number, reason: string, message: string, details?: object)
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details && { details }) };
 }
 
+/** A client with connections of its own unless `overrides.agentPool` says otherwise. */
 function client(overrides: Partial<RestClientOptions> = {}): RestClient {
-  const c = createRestClient({ server: `${base}/prefix`, caPem: ca, token: TOKEN, timeoutMs: 5000, peer: 'leader', ...overrides });
+  const c = createRestClient({ server: `${base}/prefix`, caPem: ca, token: TOKEN, timeoutMs: 5000, peer: 'leader', agentPool: new HttpsAgentPool(), ...overrides });
   clients.push(c);
   return c;
 }
@@ -254,7 +256,6 @@ describe('RestClient.watch()', () => {
       res.write(third.slice(0, 10));
       res.end(`${third.slice(10)}\n`);
     });
-    routes.set('/prefix/x', (_req, res) => { json(res, 200, {}); });
     const c = client();
     const before = connections;
     const w = await watch(c, '/api/v1/pods', { resourceVersion: '1' });
@@ -262,8 +263,8 @@ describe('RestClient.watch()', () => {
     assert.deepEqual(w.events.map(([t]) => t), ['ADDED', 'MODIFIED', 'DELETED']);
     assert.match(url, /watch=true/);
     assert.match(url, /resourceVersion=1/);
-    await c.request('GET', '/x');
-    assert.equal(connections - before, 1, 'a cleanly ended watch leaves its connection usable');
+    assert.equal(await (await watch(c, '/api/v1/pods')).done, null);
+    assert.equal(connections - before, 1, 'a cleanly ended watch leaves its connection usable for the next watch');
   });
 
   it('delivers ERROR events (a 410 Status) without the item check', async () => {
@@ -344,5 +345,64 @@ describe('RestClient.watch()', () => {
     await within(added.promise);
     assert.deepEqual(lw.list().map((o) => o.metadata?.name).sort(), ['a', 'b']);
     await lw.stop();
+  });
+});
+
+describe('connections shared by the clients of one server', () => {
+  it('clients of one server and CA share keep-alive connections, each sending its own token; another CA bundle gets its own', async () => {
+    const tokens: string[] = [];
+    routes.set('/prefix/x', (req, res) => { tokens.push(req.headers.authorization ?? ''); json(res, 200, { ok: true }); });
+    const pool = new HttpsAgentPool();
+    const a = client({ agentPool: pool });
+    const b = client({ agentPool: pool, token: 'other-token' });
+    const before = connections;
+    for (let i = 0; i < 3; i += 1) {
+      await a.request('GET', '/x');
+      await b.request('GET', '/x');
+    }
+    assert.equal(connections - before, 1, 'one connection for both clients');
+    assert.deepEqual(tokens, Array.from({ length: 3 }, () => [`Bearer ${TOKEN}`, 'Bearer other-token']).flat());
+    assert.equal(pool.size, 1);
+    // The same trust written differently is another key: no connection verified against one
+    // bundle is ever used by a client that asked for another.
+    await client({ agentPool: pool, caPem: `${ca}\n` }).request('GET', '/x');
+    assert.equal(connections - before, 2);
+    assert.equal(pool.size, 2);
+  });
+
+  it("close() ends only that client's requests; the last client out closes the shared connections", async () => {
+    const pool = new HttpsAgentPool();
+    const a = client({ agentPool: pool });
+    const b = client({ agentPool: pool });
+    const socketClosed = Promise.withResolvers<undefined>();
+    routes.set('/prefix/x', (req, res) => { req.socket.once('close', () => { socketClosed.resolve(undefined); }); json(res, 200, { ok: true }); });
+    routes.set('/prefix/w', (_req, res) => { streaming(res); });
+    const wa = await watch(a, '/w');
+    const wb = await watch(b, '/w');
+    await a.request('GET', '/x');
+    b.close();
+    assert.ok(await wb.done instanceof Error, "b's watch ended by its close()");
+    await assert.rejects(b.request('GET', '/x'), /the client is closed/);
+    assert.deepEqual(await a.request('GET', '/x'), { ok: true }, 'a still works on the shared connection');
+    let aEnded = false;
+    void wa.done.then(() => { aEnded = true; });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(aEnded, false, "a's watch is untouched");
+    assert.equal(pool.size, 1);
+    a.close();
+    assert.equal(pool.size, 0);
+    await within(socketClosed.promise);
+    assert.ok(await wa.done instanceof Error);
+  });
+
+  it('watches hold sockets of their own: more watches than request slots never starve requests', async () => {
+    routes.set('/prefix/w', (_req, res) => { streaming(res); });
+    routes.set('/prefix/x', (_req, res) => { json(res, 200, { ok: true }); });
+    const pool = new HttpsAgentPool();
+    const watcher = client({ agentPool: pool, maxSockets: 2 });
+    const watches = await Promise.all(Array.from({ length: 5 }, () => watch(watcher, '/w')));
+    assert.deepEqual(await within(client({ agentPool: pool, maxSockets: 2 }).request('GET', '/x')), { ok: true });
+    for (const w of watches) w.controller.abort();
+    await Promise.all(watches.map((w) => w.done));
   });
 });
