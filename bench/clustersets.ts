@@ -1,7 +1,7 @@
 // Benchmark: N ClusterSets in one member against one leader, on the COMPILED agent (dist/, a
 // child process, as users run it): time from creation to all Ready, steady-state RSS and CPU
-// per ClusterSet, requests per minute to the member and to the leader, and RSS after deleting
-// them all.
+// per ClusterSet, requests per minute to the member and to the leader, TCP connections to the
+// leader, and RSS 10 s and 60 s after deleting them all.
 //
 //   npm run bench:clustersets -- [--n 200] [--interval 10] [--steady 60]
 //
@@ -9,6 +9,7 @@
 // one leader token (no admission policy is installed, so one ServiceAccount may announce many
 // IDs). Prints figures only; asserts nothing.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,7 +22,7 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool } from './common.js';
+import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, tcpConnectionsTo } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
@@ -43,15 +44,31 @@ try {
   const access = await createMemberAccess(leader, 'bench');
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
 
+  const metricsPort = await new Promise<number>((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => { resolve(port); });
+    }).on('error', reject);
+  });
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
   agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
-    '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'warn'],
+    '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'warn'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false', NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
   for (const fd of fds) closeSync(fd);
   let exited: number | null | undefined;
   agent.on('exit', (code) => { exited = code; });
   const alive = () => { if (exited !== undefined) throw new Error(`the agent exited (code ${String(exited)}); see ${errFile}`); };
   const pid = agent.pid ?? 0;
+  /** The agent's own figure for a gauge (prom-client's nodejs_* metrics). */
+  const gauge = async (name: string): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  };
+  /** RSS with the agent's V8 heap (used of committed) beside it. */
+  const memory = async (): Promise<string> => {
+    const [used, total] = await Promise.all([gauge('nodejs_heap_size_used_bytes'), gauge('nodejs_heap_size_total_bytes')]);
+    return `${mib(rssKb())} (heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)`;
+  };
   const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
   // utime + stime in clock ticks (USER_HZ = 100 on Linux).
   const cpuSeconds = () => {
@@ -87,6 +104,8 @@ try {
   const windowMs = performance.now() - t0;
   const cpu = cpuSeconds() - cpu0;
   const steadyRss = rssKb();
+  const steadyMemory = await memory();
+  const leaderConnections = tcpConnectionsTo(pid, Number(new URL(leader.server).port));
   const inWindow = (e: AuditEvent) => new Date(e.requestReceivedTimestamp) >= windowStart && new Date(e.requestReceivedTimestamp).getTime() <= windowStart.getTime() + windowMs;
   const memberEvents = readAuditEvents(member.auditLogPath, (e) => inWindow(e) && e.user.username === 'test-admin');
   const statusWrites = memberEvents.filter((e) => e.objectRef?.resource === 'clustersets' && ['update', 'patch'].includes(e.verb)).length;
@@ -96,14 +115,17 @@ try {
   await pool(ids, 16, async (id) => api.deleteNamespacedCustomObject({ ...ref, name: `${CLUSTERSET_ID}-${id}` }));
   await waitFor('every ClusterSet gone (left its leader)', async () => { alive(); return (await list()).length === 0; }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
   await delay(10_000);
-  const afterRss = rssKb();
+  const afterMemory = await memory();
+  await delay(50_000);
+  const laterMemory = await memory();
 
   console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS})`);
   console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
-  console.log(`  RSS: ${mib(idleRss)} idle, ${mib(steadyRss)} with ${String(N)} ClusterSets (${((steadyRss - idleRss) / 1024 / N).toFixed(2)} MiB each), ${mib(afterRss)} 10 s after deleting them all`);
+  console.log(`  RSS: ${mib(idleRss)} idle, ${mib(steadyRss)} with ${String(N)} ClusterSets (${((steadyRss - idleRss) / 1024 / N).toFixed(2)} MiB each)`);
+  console.log(`  memory with ${String(N)} ClusterSets: ${steadyMemory}; after deleting them all: ${afterMemory} at 10 s, ${laterMemory} at 60 s`);
   console.log(`  CPU in steady state: ${(100 * cpu / (windowMs / 1000)).toFixed(1)}% of a core (${(100 * cpu / (windowMs / 1000) / N).toFixed(3)}% per ClusterSet) over ${secs(windowMs)}`);
   console.log(`  member apiserver: ${perMinute(memberEvents.length)} requests/min (${perMinute(statusWrites)} ClusterSet writes/min, ${(statusWrites / (windowMs / 60_000) / N).toFixed(2)} per ClusterSet per minute)`);
-  console.log(`  leader apiserver: ${perMinute(leaderEvents.length)} requests/min (${(leaderEvents.length / (windowMs / 1000 / INTERVAL_S) / N).toFixed(2)} per ClusterSet per beat)`);
+  console.log(`  leader apiserver: ${perMinute(leaderEvents.length)} requests/min (${(leaderEvents.length / (windowMs / 1000 / INTERVAL_S) / N).toFixed(2)} per ClusterSet per beat); ${String(leaderConnections)} TCP connections open to it`);
 } finally {
   if (agent && agent.exitCode === null) {
     agent.kill('SIGTERM');

@@ -2,7 +2,7 @@
 // and the image start, built from dist/), with the V8 options the image gives it, and a bounded
 // pool of concurrent calls.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..');
@@ -32,6 +32,28 @@ export async function pool<T>(items: readonly T[], width: number, fn: (item: T) 
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < items.length) await fn(items[next++] as T);
   }));
+}
+
+/** Established TCP connections that process `pid` holds to `port` (any address), from /proc. */
+export function tcpConnectionsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${String(pid)}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${String(pid)}/fd/${fd}`))?.[1];
+      if (inode !== undefined) inodes.add(inode);
+    } catch {
+      // The descriptor closed while we read the directory.
+    }
+  }
+  let count = 0;
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${String(pid)}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const [, , remote, state, , , , , , inode] = line.trim().split(/\s+/);
+      // State 01 is ESTABLISHED; addresses are hex `addr:port`.
+      if (state === '01' && inode !== undefined && inodes.has(inode) && parseInt(remote?.split(':')[1] ?? '', 16) === port) count += 1;
+    }
+  }
+  return count;
 }
 
 /** Busy share of all CPUs since the last sample, from /proc/stat. */
