@@ -12,6 +12,7 @@ import {
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createNamespace, createServiceAccountWithRole, issueToken, tokenConfig, waitForAccess } from '../harness/kube.js';
+import { startFaultProxy } from '../harness/fault-proxy.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
@@ -196,6 +197,46 @@ describe('bad input', () => {
     assert.ok(cs.status?.clusterStatuses?.[0]?.lastHeartbeatTime, 'the status says when the link was last confirmed');
     assert.ok(agent);
     assert.ok(agent.controller.synced);
+  });
+
+  it('a leader that accepts connections and never answers delays no other ClusterSet: joins and leaves go on beside it', async () => {
+    const proxy = await startFaultProxy({ upstream: leader.server, upstreamCaPem: leader.caPem, seed: 3 });
+    const members = leader.adminConfig().makeApiClient(CustomObjectsApi);
+    const announce = (id: string) => members.getNamespacedCustomObject({
+      group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS, name: `member-announce-from-${id}`,
+    }).then(() => true, (err: unknown) => { if ((err as { code?: number }).code === 404) return false; throw err; });
+    try {
+      const [stalled, prompt] = await Promise.all([createMemberAccess(leader, 'stalled'), createMemberAccess(leader, 'prompt')]);
+      await secretWith('stalled-token', { caPem: proxy.caPem, token: stalled.token });
+      await secretWith('prompt-token', { caPem: leader.caPem, token: prompt.token });
+      // Joined through the proxy first, so its announce exists; then the proxy swallows every connection.
+      await createClusterSet(member, { name: 'stalled', clusterID: 'stalled', server: proxy.url, secret: 'stalled-token' });
+      await waitForReady(member, 'stalled', 'True', 'Connected', 2 * INTERVAL_S * 1000);
+      proxy.partition(true, 'blackhole');
+
+      await createClusterSet(member, { name: 'prompt', clusterID: 'prompt', server: leader.server, secret: 'prompt-token' });
+      await waitForReady(member, 'prompt', 'True', 'Connected', 2 * INTERVAL_S * 1000);
+
+      const clusterSets = clusterSetApi(member.adminConfig());
+      await clusterSets.delete('stalled');
+      await clusterSets.delete('prompt');
+      await waitFor('ClusterSet prompt to leave (announce deleted) and go', async () => {
+        if (await announce('prompt')) return false;
+        return clusterSets.get('prompt').then(() => false, (err: unknown) => (err as { code?: number }).code === 404);
+      }, { timeoutMs: 2 * INTERVAL_S * 1000, intervalMs: 100 });
+      // The stalled leave really was waiting on the dead leader all along.
+      assert.ok(await announce('stalled'), 'the black-holed leader never saw the leave');
+      assert.ok((await clusterSets.get('stalled')).metadata?.deletionTimestamp, 'stalled waits to leave');
+
+      proxy.partition(false);
+      await waitFor('ClusterSet stalled to leave once its leader answers', async () => {
+        if (await announce('stalled')) return false;
+        return clusterSets.get('stalled').then(() => false, (err: unknown) => (err as { code?: number }).code === 404);
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal(readyCondition(await clusterSetApi(member.adminConfig()).get('healthy'))?.status, 'True', 'the healthy ClusterSet stayed Ready');
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('never logs a token', () => {
