@@ -8,7 +8,7 @@ import { canonical, sameCanonical } from '../kube/canonical.js';
 // core types prune unknown fields, and an unknown field kept in the desired object would make
 // it differ from the live one forever. The ACNP spec is the exception (its CRD preserves
 // unknown fields, and Antrea adds new policy fields often).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   ANNOTATION_TRUE,
@@ -191,7 +191,7 @@ function stableStringify(value: unknown): string {
 }
 
 function contentHash(kind: string, content: Json): string {
-  return createHash('sha256').update(stableStringify({ kind, content })).digest('hex').slice(0, 16);
+  return hash('sha256', stableStringify({ kind, content })).slice(0, 16);
 }
 
 interface Build {
