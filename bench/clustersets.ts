@@ -65,9 +65,10 @@ try {
     return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
   };
   /** RSS with the agent's V8 heap (used of committed) beside it. */
-  const memory = async (): Promise<string> => {
+  const memory = async (): Promise<{ rssKb: number; text: string }> => {
     const [used, total] = await Promise.all([gauge('nodejs_heap_size_used_bytes'), gauge('nodejs_heap_size_total_bytes')]);
-    return `${mib(rssKb())} (heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)`;
+    const rss = rssKb();
+    return { rssKb: rss, text: `${mib(rss)} (heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)` };
   };
   const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
   // utime + stime in clock ticks (USER_HZ = 100 on Linux).
@@ -77,7 +78,7 @@ try {
   };
   await delay(3000);
   alive();
-  const idleRss = rssKb();
+  const idle = await memory();
 
   const api = member.adminConfig().makeApiClient(CustomObjectsApi);
   const ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS };
@@ -103,8 +104,7 @@ try {
   alive();
   const windowMs = performance.now() - t0;
   const cpu = cpuSeconds() - cpu0;
-  const steadyRss = rssKb();
-  const steadyMemory = await memory();
+  const steady = await memory();
   const leaderConnections = tcpConnectionsTo(pid, Number(new URL(leader.server).port));
   const inWindow = (e: AuditEvent) => new Date(e.requestReceivedTimestamp) >= windowStart && new Date(e.requestReceivedTimestamp).getTime() <= windowStart.getTime() + windowMs;
   const memberEvents = readAuditEvents(member.auditLogPath, (e) => inWindow(e) && e.user.username === 'test-admin');
@@ -115,14 +115,14 @@ try {
   await pool(ids, 16, async (id) => api.deleteNamespacedCustomObject({ ...ref, name: `${CLUSTERSET_ID}-${id}` }));
   await waitFor('every ClusterSet gone (left its leader)', async () => { alive(); return (await list()).length === 0; }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
   await delay(10_000);
-  const afterMemory = await memory();
+  const after10 = await memory();
   await delay(50_000);
-  const laterMemory = await memory();
+  const after60 = await memory();
 
   console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS})`);
   console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
-  console.log(`  RSS: ${mib(idleRss)} idle, ${mib(steadyRss)} with ${String(N)} ClusterSets (${((steadyRss - idleRss) / 1024 / N).toFixed(2)} MiB each)`);
-  console.log(`  memory with ${String(N)} ClusterSets: ${steadyMemory}; after deleting them all: ${afterMemory} at 10 s, ${laterMemory} at 60 s`);
+  console.log(`  RSS: ${idle.text} idle; ${steady.text} with ${String(N)} ClusterSets (${((steady.rssKb - idle.rssKb) / 1024 / N).toFixed(2)} MiB each)`);
+  console.log(`  after deleting them all: ${after10.text} at 10 s, ${after60.text} at 60 s`);
   console.log(`  CPU in steady state: ${(100 * cpu / (windowMs / 1000)).toFixed(1)}% of a core (${(100 * cpu / (windowMs / 1000) / N).toFixed(3)}% per ClusterSet) over ${secs(windowMs)}`);
   console.log(`  member apiserver: ${perMinute(memberEvents.length)} requests/min (${perMinute(statusWrites)} ClusterSet writes/min, ${(statusWrites / (windowMs / 60_000) / N).toFixed(2)} per ClusterSet per minute)`);
   console.log(`  leader apiserver: ${perMinute(leaderEvents.length)} requests/min (${(leaderEvents.length / (windowMs / 1000 / INTERVAL_S) / N).toFixed(2)} per ClusterSet per beat); ${String(leaderConnections)} TCP connections open to it`);

@@ -1,50 +1,53 @@
 /**
- * Keep-alive HTTPS connections shared by every client of one server that trusts the same CA.
+ * Keep-alive connections shared by every client of one server that trusts the same CA.
  *
- * Many ClusterSets usually name the same leader. Each used to have its own pool, so N
- * ClusterSets meant N pools of idle TLS connections to one server. A connection here is
- * authenticated only on the server side (the CA); the bearer token travels in each request's
- * Authorization header, so clients with different tokens can share it safely. client-go does
- * the same: its transport cache is keyed by the TLS configuration, never by the bearer token.
+ * Many ClusterSets may name the same leader. Each used to have its own pool, so N ClusterSets
+ * meant N pools of TLS connections to one server. A connection here is authenticated only on
+ * the server side (the CA); the bearer token travels in each request's Authorization header,
+ * so clients with different tokens can share it safely. client-go does the same: its transport
+ * cache is keyed by the TLS configuration, never by the bearer token.
  *
- * Two agents per key, because an HTTP/1.1 watch holds its socket for minutes:
- * - `requests`: short requests, at most `maxSockets` at a time per server;
- * - `watches`: one socket per watch with no limit, so a hundred watches never starve the
- *   heartbeats (and a socket freed by a watch the server ended serves the next watch).
+ * HTTP/2 is used when the server offers it (kube-apiserver does), HTTP/1.1 otherwise. Two
+ * dispatchers per key, because an HTTP/1.1 watch holds its connection for minutes:
+ * - `requests`: short requests, at most `maxSockets` connections per server;
+ * - `watches`: no limit, so a hundred watches never starve the heartbeats. Over HTTP/2 they
+ *   share one connection (up to 100 streams each, then another).
  */
 import { createHash } from 'node:crypto';
-import https from 'node:https';
+import { Agent } from 'undici';
 
 export interface SharedAgents {
-  readonly requests: https.Agent;
-  readonly watches: https.Agent;
-  /** Drops this client's claim; the last one out destroys the agents and their sockets. */
+  readonly requests: Agent;
+  readonly watches: Agent;
+  /** Drops this client's claim; the last one out closes the connections. */
   release(): void;
 }
 
 interface Entry {
-  readonly requests: https.Agent;
-  readonly watches: https.Agent;
+  readonly requests: Agent;
+  readonly watches: Agent;
   claims: number;
 }
 
-// Idle sockets kept per server beyond which freed ones are closed.
-const MAX_FREE_SOCKETS = 16;
+// Longer than a heartbeat interval (at most 60 s), so a beat reuses the connection of the last
+// one instead of paying a new TCP+TLS handshake; undici's default is 4 s.
+const KEEP_ALIVE_MS = 120_000;
 
 export class HttpsAgentPool {
   private readonly entries = new Map<string, Entry>();
 
-  /** Agents for `origin` (`https://host:port`) verified against `caPem`. */
+  /** Dispatchers for `origin` (`https://host:port`) verified against `caPem`. */
   acquire(origin: string, caPem: string, maxSockets: number): SharedAgents {
     const key = `${origin}\n${createHash('sha256').update(caPem).digest('hex')}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      const tls = { ca: caPem, rejectUnauthorized: true } as const;
-      entry = {
-        requests: new https.Agent({ ...tls, keepAlive: true, maxSockets, maxFreeSockets: MAX_FREE_SOCKETS }),
-        watches: new https.Agent({ ...tls, keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS }),
-        claims: 0,
-      };
+      const options = {
+        connect: { ca: caPem, rejectUnauthorized: true },
+        allowH2: true,
+        keepAliveTimeout: KEEP_ALIVE_MS,
+        keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      } as const;
+      entry = { requests: new Agent({ ...options, connections: maxSockets }), watches: new Agent(options), claims: 0 };
       this.entries.set(key, entry);
     }
     entry.claims += 1;
@@ -59,13 +62,13 @@ export class HttpsAgentPool {
         claimed.claims -= 1;
         if (claimed.claims > 0) return;
         if (this.entries.get(key) === claimed) this.entries.delete(key);
-        claimed.requests.destroy();
-        claimed.watches.destroy();
+        // Requests still in flight fail; the clients that sent them have been closed.
+        for (const agent of [claimed.requests, claimed.watches]) agent.destroy().catch(() => undefined);
       },
     };
   }
 
-  /** Servers with live agents (for tests and diagnostics). */
+  /** Servers with live dispatchers (for tests and diagnostics). */
   get size(): number {
     return this.entries.size;
   }

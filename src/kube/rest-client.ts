@@ -1,5 +1,6 @@
 /**
- * A minimal Kubernetes REST client over `node:https`, for the leader's API server.
+ * A minimal Kubernetes REST client over undici (HTTP/2 when the server offers it, HTTP/1.1
+ * otherwise), for the leader's API server.
  *
  * Why not client-node: its 2.0.1 generated APIs open a new TCP+TLS connection per request (a
  * fresh undici dispatcher each time), and it believes any 2xx answer. An HTTPS endpoint that the
@@ -8,7 +9,8 @@
  * with no items makes the importer delete every import. So here:
  *
  * - keep-alive connections, shared with every other client of the same server and CA
- *   ({@link HttpsAgentPool}): sequential requests share one connection;
+ *   ({@link HttpsAgentPool}): over HTTP/2 all of them share one connection for requests and
+ *   one for watches; over HTTP/1.1 sequential requests share one connection;
  * - every 2xx answer must be a JSON object (and pass the caller's `expect` check), every error
  *   answer a Kubernetes `Status`; anything else is an {@link UnexpectedResponseError};
  * - `watch` has the contract of client-node's `Watch.watch`, which `ListWatch` relies on.
@@ -16,9 +18,9 @@
  * The bearer token only ever goes into the Authorization header: errors carry a redacted
  * snippet of the body (a proxy could echo request headers) and never the request options.
  */
-import { type ClientRequest, type IncomingMessage, STATUS_CODES } from 'node:http';
-import https from 'node:https';
+import { STATUS_CODES } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { type HttpsAgentPool, sharedHttpsAgents } from './https-agent-pool.js';
 import type { WatchLike } from './informer.js';
@@ -144,6 +146,37 @@ export function parseObject(text: string): Json | undefined {
   }
 }
 
+/** A header's value as one string ('' when absent). */
+function headerText(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : value ?? '';
+}
+
+/** A kept-alive connection the server closed under a request that had no answer yet. */
+function isStaleConnection(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+}
+
+/** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
+function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
+  // Events, not `for await`: leaving an async iterator destroys the stream even after its end,
+  // and undici then closes a connection it could have kept.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size < limit) return;
+      if (truncate) resolve(Buffer.concat(chunks).toString('utf8'));
+      else reject(new Error(`answer larger than ${String(limit)} bytes`));
+      body.destroy();
+    });
+    body.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
+    body.on('error', reject);
+  });
+}
+
 export function createRestClient(options: RestClientOptions): RestClient {
   const base = new URL(options.server);
   if (base.protocol !== 'https:') throw new TypeError('the server URL must use https://');
@@ -151,19 +184,14 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const peer = options.peer ?? 'server';
   const idleMs = options.watchIdleTimeoutMs ?? 300_000;
   const agents = (options.agentPool ?? sharedHttpsAgents).acquire(base.origin, options.caPem, options.maxSockets ?? 16);
-  // This client's requests in flight: close() ends them without touching other clients' sockets.
-  const live = new Set<ClientRequest>();
+  // This client's requests and watches in flight: close() ends them, not other clients' ones.
+  const live = new Set<AbortController>();
   let closed = false;
-  const track = (req: ClientRequest): ClientRequest => {
-    live.add(req);
-    req.once('close', () => { live.delete(req); });
-    return req;
-  };
   const headers = (payload: string | undefined): Record<string, string> => ({
     Accept: 'application/json',
     'User-Agent': 'clusterset-agent',
     Authorization: `Bearer ${options.token}`,
-    ...(payload !== undefined && { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }),
+    ...(payload !== undefined && { 'Content-Type': 'application/json' }),
   });
 
   const url = (path: string, query: Query | undefined): URL => {
@@ -176,20 +204,11 @@ export function createRestClient(options: RestClientOptions): RestClient {
 
   const snippet = (text: string): string => snippetOf(text, options.token);
 
-  /** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
-  const readBody = (res: IncomingMessage, limit: number, truncate: boolean): Promise<string> => new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size < limit) return;
-      if (truncate) resolve(Buffer.concat(chunks).toString('utf8'));
-      else reject(new Error(`answer larger than ${String(limit)} bytes`));
-      res.destroy();
-    });
-    res.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
-    res.on('error', reject);
+  // Our own deadlines (timers below) bound every request and watch; undici's would cut a
+  // quiet watch or a large list on their own clock.
+  const send = (dispatcher: Dispatcher, method: Dispatcher.HttpMethod, target: URL, payload: string | undefined, signal: AbortSignal) => undiciRequest(target, {
+    method, headers: headers(payload), dispatcher, signal, headersTimeout: 0, bodyTimeout: 0,
+    ...(payload !== undefined && { body: payload }),
   });
 
   async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
@@ -198,45 +217,35 @@ export function createRestClient(options: RestClientOptions): RestClient {
     const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
     await options.budget?.take();
     if (closed) throw new Error(`${where}: the client is closed`);
-    const { status, contentType, text } = await new Promise<{ status: number; contentType: string; text: string }>((resolve, reject) => {
-      let current: ClientRequest | undefined;
-      let settled = false;
-      const settle = (err: unknown, answer?: { status: number; contentType: string; text: string }): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (answer) resolve(answer);
-        else reject(err instanceof Error ? err : new Error(String(err)));
-      };
-      // Destroying the request destroys its socket, so a hung server cannot hold it in the pool.
-      const timer = setTimeout(() => {
-        settle(new TimeoutError(`${where} did not complete within ${String(timeoutMs)} ms`));
-        current?.destroy();
-      }, timeoutMs);
-      const attempt = (retry: boolean): void => {
-        const req = track(https.request(url(path, opts.query), { method, agent: agents.requests, headers: headers(payload) }));
-        current = req;
-        let answered = false;
-        req.on('response', (res) => {
-          answered = true;
-          const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
-          readBody(res, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, !ok).then(
-            (body) => { settle(undefined, { status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', text: body }); },
-            settle,
-          );
-        });
-        req.on('error', (err: NodeJS.ErrnoException) => {
-          // Node's documented pattern: the server closed an idle kept-alive socket as we sent.
-          if (retry && !answered && !settled && req.reusedSocket && err.code === 'ECONNRESET' && RETRY_ON_STALE_SOCKET.has(method)) {
-            attempt(false);
-            return;
-          }
-          settle(err);
-        });
-        req.end(payload);
-      };
-      attempt(true);
-    });
+    const transport = new AbortController();
+    live.add(transport);
+    // Aborting also closes an HTTP/1.1 connection, so a hung server cannot hold it in the pool.
+    const timer = setTimeout(() => { transport.abort(new TimeoutError(`${where} did not complete within ${String(timeoutMs)} ms`)); }, timeoutMs);
+    let status: number;
+    let contentType: string;
+    let text: string;
+    try {
+      const target = url(path, opts.query);
+      let answer: Dispatcher.ResponseData;
+      try {
+        answer = await send(agents.requests, method, target, payload, transport.signal);
+      } catch (err) {
+        // The server closed an idle kept-alive connection as we sent; a POST is not retried,
+        // as it may have been processed.
+        if (transport.signal.aborted || !isStaleConnection(err) || !RETRY_ON_STALE_SOCKET.has(method)) throw err;
+        answer = await send(agents.requests, method, target, payload, transport.signal);
+      }
+      status = answer.statusCode;
+      contentType = headerText(answer.headers['content-type']);
+      const ok = status >= 200 && status < 300;
+      text = await readBody(answer.body, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, !ok);
+    } catch (err) {
+      const reason: unknown = transport.signal.reason;
+      throw reason instanceof TimeoutError ? reason : err;
+    } finally {
+      clearTimeout(timer);
+      live.delete(transport);
+    }
 
     if (status < 200 || status >= 300) throw answerError(where, status, contentType, text, options.token);
     if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippet(text), where);
@@ -252,6 +261,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     const where = `${peer} WATCH ${path}`;
     if (closed) throw new Error(`${where}: the client is closed`);
     const controller = new AbortController();
+    const transport = new AbortController();
+    live.add(transport);
     return new Promise((resolve) => {
       let finished = false;
       let timer: NodeJS.Timeout | undefined;
@@ -266,7 +277,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
         if (finished) return;
         finished = true;
         clearTimeout(timer);
-        req.destroy();
+        live.delete(transport);
+        transport.abort();
         controller.abort();
         done(err);
         resolve(controller);
@@ -300,16 +312,18 @@ export function createRestClient(options: RestClientOptions): RestClient {
       // The connect phase has a deadline; once streaming, only silence ends the watch (the
       // server's own timeout ends it cleanly).
       arm(Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), 'no answer');
-      const req = track(https.request(url(path, { ...query, watch: true }), { method: 'GET', agent: agents.watches, headers: headers(undefined) }));
-      req.on('error', finish);
-      req.on('response', (res) => {
-        const contentType = res.headers['content-type'] ?? '';
+      send(agents.watches, 'GET', url(path, { ...query, watch: true }), undefined, transport.signal).then((res) => {
+        const contentType = headerText(res.headers['content-type']);
+        if (finished) {
+          res.body.destroy();
+          return;
+        }
         if (res.statusCode !== 200 || !isJson(contentType)) {
           // Reported before watch() resolves, so the watch never counts as established.
-          readBody(res, MAX_ERROR_BODY_BYTES, true).then((text) => {
+          readBody(res.body, MAX_ERROR_BODY_BYTES, true).then((text) => {
             finish(res.statusCode === 200
               ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippet(text), where)
-              : answerError(where, res.statusCode ?? 0, contentType, text, options.token));
+              : answerError(where, res.statusCode, contentType, text, options.token));
           }, finish);
           return;
         }
@@ -317,7 +331,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
         arm(idleMs, 'no data');
         const decoder = new StringDecoder('utf8');
         let pending = '';
-        res.on('data', (chunk: Buffer) => {
+        res.body.on('data', (chunk: Buffer) => {
           arm(idleMs, 'no data');
           pending += decoder.write(chunk);
           for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
@@ -329,13 +343,12 @@ export function createRestClient(options: RestClientOptions): RestClient {
             finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippet(pending), where));
           }
         });
-        res.on('end', () => {
+        res.body.on('end', () => {
           onLine(contentType, pending + decoder.end());
           finish(null);
         });
-        res.on('error', finish);
-      });
-      req.end();
+        res.body.on('error', finish);
+      }, finish);
     });
   }
 
@@ -346,7 +359,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     close: () => {
       if (closed) return;
       closed = true;
-      for (const req of live) req.destroy();
+      for (const transport of live) transport.abort();
+      live.clear();
       agents.release();
     },
   };

@@ -172,7 +172,9 @@ describe('RestClient.request()', () => {
 
   it('reuses one connection for sequential requests (keep-alive)', async () => {
     routes.set('/prefix/x', (_req, res) => { json(res, 200, { ok: true }); });
-    const c = client();
+    // One connection allowed: each request waits for the last one's (undici frees a connection
+    // just after its body ends, so without a cap the next request may open a second one).
+    const c = client({ maxSockets: 1 });
     const before = connections;
     for (let i = 0; i < 5; i += 1) await c.request('GET', '/x');
     assert.equal(connections - before, 1);
@@ -184,14 +186,14 @@ describe('RestClient.request()', () => {
       if (requestsOnSocket.get(req.socket) === 2) req.socket.destroy();
       else json(res, 200, { ok: true });
     });
-    const c = client();
+    const c = client({ maxSockets: 1 });
     const before = connections;
     await c.request('GET', '/x');
     assert.deepEqual(await c.request('GET', '/x'), { ok: true });
     assert.equal(connections - before, 2, 'retried on a new connection');
-    const post = client();
+    const post = client({ maxSockets: 1 });
     await post.request('POST', '/x', { body: {} });
-    await assert.rejects(post.request('POST', '/x', { body: {} }), (e) => networkErrorCode(e) === 'ECONNRESET');
+    await assert.rejects(post.request('POST', '/x', { body: {} }), (e) => ['ECONNRESET', 'UND_ERR_SOCKET'].includes(networkErrorCode(e) ?? ''));
   });
 
   it('times out a hung request with a TimeoutError and closes its connection', async () => {
@@ -263,8 +265,10 @@ describe('RestClient.watch()', () => {
     assert.deepEqual(w.events.map(([t]) => t), ['ADDED', 'MODIFIED', 'DELETED']);
     assert.match(url, /watch=true/);
     assert.match(url, /resourceVersion=1/);
-    assert.equal(await (await watch(c, '/api/v1/pods')).done, null);
-    assert.equal(connections - before, 1, 'a cleanly ended watch leaves its connection usable for the next watch');
+    for (let i = 0; i < 3; i += 1) assert.equal(await (await watch(c, '/api/v1/pods')).done, null);
+    // Watches have no connection cap, and undici frees a connection just after its body ends,
+    // so the next watch may open a second one; four watches on two connections is reuse.
+    assert.ok(connections - before <= 2, `a cleanly ended watch leaves its connection usable for the next watch (${String(connections - before)} connections for 4 watches)`);
   });
 
   it('delivers ERROR events (a 410 Status) without the item check', async () => {
@@ -353,8 +357,9 @@ describe('connections shared by the clients of one server', () => {
     const tokens: string[] = [];
     routes.set('/prefix/x', (req, res) => { tokens.push(req.headers.authorization ?? ''); json(res, 200, { ok: true }); });
     const pool = new HttpsAgentPool();
-    const a = client({ agentPool: pool });
-    const b = client({ agentPool: pool, token: 'other-token' });
+    // One connection per server: both clients fit on it only if they share it.
+    const a = client({ agentPool: pool, maxSockets: 1 });
+    const b = client({ agentPool: pool, token: 'other-token', maxSockets: 1 });
     const before = connections;
     for (let i = 0; i < 3; i += 1) {
       await a.request('GET', '/x');
@@ -365,7 +370,7 @@ describe('connections shared by the clients of one server', () => {
     assert.equal(pool.size, 1);
     // The same trust written differently is another key: no connection verified against one
     // bundle is ever used by a client that asked for another.
-    await client({ agentPool: pool, caPem: `${ca}\n` }).request('GET', '/x');
+    await client({ agentPool: pool, caPem: `${ca}\n`, maxSockets: 1 }).request('GET', '/x');
     assert.equal(connections - before, 2);
     assert.equal(pool.size, 2);
   });
