@@ -33,6 +33,15 @@ interface Entry {
 // one instead of paying a new TCP+TLS handshake; undici's default is 4 s.
 const KEEP_ALIVE_MS = 120_000;
 
+/**
+ * HTTP/2 liveness: a PING this often, and a connection whose last PING is still unanswered at
+ * the next one is dropped. Over HTTP/2 a timed-out request only resets its own stream, so a
+ * connection that died silently (a NAT or load balancer that lost its state) would otherwise
+ * be used until undici's 60 s default noticed, up to two minutes with every beat failing.
+ * client-go does the same with a 30 s read-idle check and a 15 s PING timeout.
+ */
+export const H2_PING_INTERVAL_MS = 15_000;
+
 export class HttpsAgentPool {
   private readonly entries = new Map<string, Entry>();
 
@@ -44,6 +53,7 @@ export class HttpsAgentPool {
       const options = {
         connect: { ca: caPem, rejectUnauthorized: true },
         allowH2: true,
+        h2Options: { pingInterval: H2_PING_INTERVAL_MS },
         keepAliveTimeout: KEEP_ALIVE_MS,
         keepAliveMaxTimeout: KEEP_ALIVE_MS,
       } as const;

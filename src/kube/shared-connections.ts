@@ -8,6 +8,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientBudget } from './client-budget.js';
+import { H2_PING_INTERVAL_MS } from './https-agent-pool.js';
 
 export interface ConnectionStats {
   /** TCP (+TLS) connections opened to API servers through the shared agents. */
@@ -64,7 +65,7 @@ export function shareConnections(kc: KubeConfig, budget?: ClientBudget): Connect
     const key = parts.join('\n');
     let dispatcher = dispatchers.get(key);
     if (dispatcher === undefined) {
-      const agent = new Agent({ connect: options.connect as NonNullable<Agent.Options['connect']> });
+      const agent = new Agent({ connect: options.connect as NonNullable<Agent.Options['connect']>, h2Options: { pingInterval: H2_PING_INTERVAL_MS } });
       agent.on('connect', () => { stats.opened += 1; });
       dispatcher = budget?.enabled ? throttled(agent, budget) : agent;
       dispatchers.set(key, dispatcher);

@@ -4,7 +4,7 @@
 // once; request loss is ridden out inside a beat; a partition turns Ready=False within the
 // bound and healing brings it back within an interval; an announce that is not ours is never
 // deleted; leaving a leader that never accepted us is immediate; a restart adopts the
-// announce with GET then PUT.
+// announce with GET then PUT; an HTTP/2 connection that silently died is replaced.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 // Polling within an observation window (asserting that something does NOT happen), never synchronisation.
@@ -19,6 +19,7 @@ import {
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { startFaultProxy, type FaultProxy } from '../harness/fault-proxy.js';
+import { startTcpProxy } from '../harness/tcp-proxy.js';
 import { endpointsRI, leaderImports, memberReads, serviceImportRI } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
@@ -177,6 +178,33 @@ imports: { lostLeaderRetentionSeconds: 600 }
     const stoppedWarnings = log.lines.filter((l) => l.includes('"level":"warn"') && l.includes('stopped before it synced'));
     assert.deepEqual(stoppedWarnings, [], 'a normal reconnect is not a warning');
     process.stderr.write(`partition: Ready=False ${String(lostAfter)} ms after it began (bound ${String((THRESHOLD + 1) * INTERVAL_S * 1000)} ms); Ready=True ${String(back)} ms after healing\n`);
+  });
+
+  it('a connection that silently died is replaced: straight to the leader (HTTP/2), Ready comes back within 45 s', { timeout: 120_000 }, async () => {
+    // No fault proxy here: TLS passes through a TCP forwarder, so the agent negotiates HTTP/2
+    // with the real apiserver, where a timed-out request only resets its stream and the dead
+    // connection would otherwise be kept (a NAT or load balancer that dropped its state).
+    const tcp = await startTcpProxy(leader.server);
+    try {
+      const access = await createMemberAccess(leader, 'south');
+      await writeLeaderSecret(member, 'south-token', { caPem: leader.caPem, token: access.token });
+      await createClusterSet(member, { name: 'south-set', clusterID: 'south', server: tcp.url, secret: 'south-token' });
+      await waitForReady(member, 'south-set', 'True', 'Connected', 2 * INTERVAL_S * 1000);
+      const connectionsBefore = tcp.connections();
+      const frozen = Date.now();
+      tcp.freeze();
+      await waitForReady(member, 'south-set', 'False', 'ConnectionFailed', (THRESHOLD + 1) * INTERVAL_S * 1000 + 1500);
+      const lost = Date.now() - frozen;
+      await waitForReady(member, 'south-set', 'True', 'Connected', 45_000 - lost);
+      const back = Date.now() - frozen;
+      assert.ok(tcp.connections() > connectionsBefore, 'a new connection replaced the dead one');
+      assert.equal(readyCondition(await sets().get(SET))?.status, 'True', 'the other ClusterSet was not affected');
+      process.stderr.write(`dead connection: Ready=False ${String(lost)} ms after it went silent; Ready=True ${String(back)} ms after\n`);
+      await sets().delete('south-set');
+      await waitFor('south-set to leave', () => sets().get('south-set').then(() => false, (err: unknown) => (err as { code?: number }).code === 404), { timeoutMs: 15_000 });
+    } finally {
+      await tcp.close();
+    }
   });
 
   it('a second ClusterSet claiming the same membership gets DuplicateMembership, writes nothing, and leaves without touching the first one\'s announce', async () => {
