@@ -9,8 +9,7 @@
 // one leader token (no admission policy is installed, so one ServiceAccount may announce many
 // IDs). Prints figures only; asserts nothing.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,10 +18,10 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet } from '../src/api/types.js';
 import { readAuditEvents, type AuditEvent } from '../test/harness/agent-process.js';
 import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
-import { startControlPlane } from '../test/harness/control-plane.js';
+import { freePort, startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, tcpConnectionsTo } from './common.js';
+import { agentEntry, buildDist, cpuSeconds, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, tcpConnectionsTo } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
@@ -44,12 +43,7 @@ try {
   const access = await createMemberAccess(leader, 'bench');
   await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
 
-  const metricsPort = await new Promise<number>((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => { resolve(port); });
-    }).on('error', reject);
-  });
+  const metricsPort = await freePort();
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
   agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'warn'],
@@ -59,22 +53,11 @@ try {
   agent.on('exit', (code) => { exited = code; });
   const alive = () => { if (exited !== undefined) throw new Error(`the agent exited (code ${String(exited)}); see ${errFile}`); };
   const pid = agent.pid ?? 0;
-  /** The agent's own figure for a gauge (prom-client's nodejs_* metrics). */
-  const gauge = async (name: string): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
-    return Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
-  };
-  /** RSS with the agent's V8 heap (used of committed) beside it. */
+  /** RSS with the agent's V8 heap (used of committed, prom-client's nodejs_* gauges) beside it. */
   const memory = async (): Promise<{ rssKb: number; text: string }> => {
-    const [used, total] = await Promise.all([gauge('nodejs_heap_size_used_bytes'), gauge('nodejs_heap_size_total_bytes')]);
-    const rss = rssKb();
+    const [used, total] = await Promise.all([metricSum(metricsPort, 'nodejs_heap_size_used_bytes'), metricSum(metricsPort, 'nodejs_heap_size_total_bytes')]);
+    const rss = rssKb(pid);
     return { rssKb: rss, text: `${mib(rss)} (heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)` };
-  };
-  const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
-  // utime + stime in clock ticks (USER_HZ = 100 on Linux).
-  const cpuSeconds = () => {
-    const fields = readFileSync(`/proc/${String(pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
   };
   await delay(3000);
   alive();
@@ -97,13 +80,13 @@ try {
 
   // Steady state: an observation window (not synchronisation), after the joins settled.
   await delay(2 * INTERVAL_S * 1000);
-  const cpu0 = cpuSeconds();
+  const cpu0 = cpuSeconds(pid);
   const windowStart = new Date();
   const t0 = performance.now();
   await delay(STEADY_S * 1000);
   alive();
   const windowMs = performance.now() - t0;
-  const cpu = cpuSeconds() - cpu0;
+  const cpu = cpuSeconds(pid) - cpu0;
   const steady = await memory();
   const leaderConnections = tcpConnectionsTo(pid, Number(new URL(leader.server).port));
   const inWindow = (e: AuditEvent) => new Date(e.requestReceivedTimestamp) >= windowStart && new Date(e.requestReceivedTimestamp).getTime() <= windowStart.getTime() + windowMs;

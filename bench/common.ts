@@ -34,6 +34,25 @@ export async function pool<T>(items: readonly T[], width: number, fn: (item: T) 
   }));
 }
 
+/** Resident set size of process `pid` in KiB (VmRSS), NaN once it has gone. */
+export function rssKb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
+/** CPU seconds process `pid` has used (utime + stime, in clock ticks of USER_HZ = 100 on Linux). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${String(pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Sum of the agent's metric samples (from its `/metrics` on `port`) whose line starts with `prefix` and contains `having`. */
+export async function metricSum(port: number, prefix: string, having = ''): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${String(port)}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(prefix) && line.includes(having)) sum += Number(line.split(' ').at(-1));
+  return sum;
+}
+
 /** Established TCP connections that process `pid` holds to `port` (any address), from /proc. */
 export function tcpConnectionsTo(pid: number, port: number): number {
   const inodes = new Set<string>();

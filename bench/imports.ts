@@ -25,7 +25,7 @@ import { startControlPlane, type ControlPlane } from '../test/harness/control-pl
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, waitForQuietMachine } from './common.js';
+import { agentEntry, buildDist, cpuSeconds, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, waitForQuietMachine } from './common.js';
 
 const { values } = parseArgs({ options: {
   n: { type: 'string', default: '2000' },
@@ -184,15 +184,9 @@ try {
     const m = /"metricsPort":(\d+)/.exec(readFileSync(outFile, 'utf8'));
     return m ? Number(m[1]) : undefined;
   }, { timeoutMs: 60_000, intervalMs: 50 });
-  /** Sum of the samples whose line starts with `prefix` and contains `having`. */
-  const metric = async (prefix: string, having = ''): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
-    let sum = 0;
-    for (const line of text.split('\n')) if (line.startsWith(prefix) && line.includes(having)) sum += Number(line.split(' ').at(-1));
-    return sum;
-  };
-  const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(agent?.pid ?? 0)}/status`, 'utf8'))?.[1] ?? NaN);
-  const idleRss = rssKb();
+  const metric = (prefix: string, having = ''): Promise<number> => metricSum(metricsPort, prefix, having);
+  const agentRssKb = () => rssKb(agent?.pid ?? 0);
+  const idleRss = agentRssKb();
   const connectionsBefore = await metric('clusterset_agent_apiserver_connections_opened_total');
   const auditBefore = readAuditEvents(member.auditLogPath).length;
   await waitForQuietMachine();
@@ -200,11 +194,7 @@ try {
   // Scraping the agent's /metrics costs it CPU (prom-client reads /proc for its process
   // metrics) that the floor never pays, so completion is polled slowly and the end of the sync
   // is read from the member's audit log: when the apiserver completed the agent's last create.
-  // utime + stime of the agent in clock ticks (USER_HZ = 100 on Linux).
-  const agentCpuMs = () => {
-    const fields = readFileSync(`/proc/${String(agent?.pid ?? 0)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  };
+  const agentCpuMs = () => cpuSeconds(agent?.pid ?? 0) * 1000;
   const agentCpuBefore = agentCpuMs();
   const start = performance.now();
   const startWall = Date.now();
@@ -236,10 +226,10 @@ try {
   const agentRequests = readAuditEvents(member.auditLogPath).slice(auditBefore)
     .filter((e) => e.user.username === 'test-admin' && e.objectRef?.resource !== 'clustersets').length;
   const agentConnections = (await metric('clusterset_agent_apiserver_connections_opened_total')) - connectionsBefore;
-  const syncedRss = rssKb();
+  const syncedRss = agentRssKb();
   // The same after 15 quiet seconds: V8 gives back memory freed after a burst only when idle.
   await new Promise((resolve) => setTimeout(resolve, 15_000));
-  const settledRss = rssKb();
+  const settledRss = agentRssKb();
   // Where the RSS goes: V8's live heap (used), what it holds for it (total), and buffers outside it.
   const heap = { used: await metric('nodejs_heap_size_used_bytes'), total: await metric('nodejs_heap_size_total_bytes'), external: await metric('nodejs_external_memory_bytes') };
 

@@ -44,7 +44,8 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free at the time of asking (the caller binds it soon, or retries). */
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
