@@ -13,6 +13,7 @@ import {
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createNamespace, createServiceAccountWithRole, issueToken, tokenConfig, waitForAccess } from '../harness/kube.js';
 import { startFaultProxy } from '../harness/fault-proxy.js';
+import { maybe } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
@@ -202,9 +203,12 @@ describe('bad input', () => {
   it('a leader that accepts connections and never answers delays no other ClusterSet: joins and leaves go on beside it', async () => {
     const proxy = await startFaultProxy({ upstream: leader.server, upstreamCaPem: leader.caPem, seed: 3 });
     const members = leader.adminConfig().makeApiClient(CustomObjectsApi);
-    const announce = (id: string) => members.getNamespacedCustomObject({
+    const clusterSets = clusterSetApi(member.adminConfig());
+    const announce = (id: string) => maybe(() => members.getNamespacedCustomObject({
       group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS, name: `member-announce-from-${id}`,
-    }).then(() => true, (err: unknown) => { if ((err as { code?: number }).code === 404) return false; throw err; });
+    }));
+    /** The announce is deleted on the leader and the ClusterSet is gone. */
+    const left = async (name: string) => (await announce(name)) === undefined && (await maybe(() => clusterSets.get(name))) === undefined;
     try {
       const [stalled, prompt] = await Promise.all([createMemberAccess(leader, 'stalled'), createMemberAccess(leader, 'prompt')]);
       await secretWith('stalled-token', { caPem: proxy.caPem, token: stalled.token });
@@ -217,23 +221,16 @@ describe('bad input', () => {
       await createClusterSet(member, { name: 'prompt', clusterID: 'prompt', server: leader.server, secret: 'prompt-token' });
       await waitForReady(member, 'prompt', 'True', 'Connected', 2 * INTERVAL_S * 1000);
 
-      const clusterSets = clusterSetApi(member.adminConfig());
       await clusterSets.delete('stalled');
       await clusterSets.delete('prompt');
-      await waitFor('ClusterSet prompt to leave (announce deleted) and go', async () => {
-        if (await announce('prompt')) return false;
-        return clusterSets.get('prompt').then(() => false, (err: unknown) => (err as { code?: number }).code === 404);
-      }, { timeoutMs: 2 * INTERVAL_S * 1000, intervalMs: 100 });
+      await waitFor('ClusterSet prompt to leave (announce deleted) and go', () => left('prompt'), { timeoutMs: 2 * INTERVAL_S * 1000, intervalMs: 100 });
       // The stalled leave really was waiting on the dead leader all along.
       assert.ok(await announce('stalled'), 'the black-holed leader never saw the leave');
       assert.ok((await clusterSets.get('stalled')).metadata?.deletionTimestamp, 'stalled waits to leave');
 
       proxy.partition(false);
-      await waitFor('ClusterSet stalled to leave once its leader answers', async () => {
-        if (await announce('stalled')) return false;
-        return clusterSets.get('stalled').then(() => false, (err: unknown) => (err as { code?: number }).code === 404);
-      }, { timeoutMs: 30_000, intervalMs: 200 });
-      assert.equal(readyCondition(await clusterSetApi(member.adminConfig()).get('healthy'))?.status, 'True', 'the healthy ClusterSet stayed Ready');
+      await waitFor('ClusterSet stalled to leave once its leader answers', () => left('stalled'), { timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal(readyCondition(await clusterSets.get('healthy'))?.status, 'True', 'the healthy ClusterSet stayed Ready');
     } finally {
       await proxy.close();
     }

@@ -20,7 +20,7 @@ import {
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { startFaultProxy, type FaultProxy } from '../harness/fault-proxy.js';
 import { startTcpProxy } from '../harness/tcp-proxy.js';
-import { endpointsRI, leaderImports, memberReads, serviceImportRI } from '../harness/imports.js';
+import { endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
@@ -201,7 +201,7 @@ imports: { lostLeaderRetentionSeconds: 600 }
       assert.equal(readyCondition(await sets().get(SET))?.status, 'True', 'the other ClusterSet was not affected');
       process.stderr.write(`dead connection: Ready=False ${String(lost)} ms after it went silent; Ready=True ${String(back)} ms after\n`);
       await sets().delete('south-set');
-      await waitFor('south-set to leave', () => sets().get('south-set').then(() => false, (err: unknown) => (err as { code?: number }).code === 404), { timeoutMs: 15_000 });
+      await waitFor('south-set to leave', async () => (await maybe(() => sets().get('south-set'))) === undefined, { timeoutMs: 15_000 });
     } finally {
       await tcp.close();
     }
