@@ -11,6 +11,8 @@ export default defineConfig(
     rules: {
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      // `const { dropped, ...rest } = obj` is how a key is left out without `delete`.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
       // client-node models are plain data classes and its APIs are documented to take object
       // literals; this rule would demand \`new V1ObjectMeta()\` everywhere for no safety gain.
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',

@@ -1,6 +1,7 @@
 // The member-side objects the importer reads and writes, as plain JSON whatever their kind,
 // through kube/json-client.ts (no model classes: the importer compares wire JSON).
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { compactForCache } from '../kube/informer.js';
 import { createJsonClient, type JsonClient } from '../kube/json-client.js';
 
 export interface ObjectRef {
@@ -28,14 +29,10 @@ export interface LocalStore {
 }
 
 /**
- * managedFields are dropped: the importer keeps every object it owns in memory, they were the
- * largest part of each, and a PUT without them keeps the server's.
+ * Compacted like a cache entry (managedFields dropped, strings shared): the importer keeps
+ * every object it owns in memory, and a PUT without managedFields keeps the server's.
  */
-function withoutManagedFields(object: PlainObject): PlainObject {
-  const metadata = object.metadata as { managedFields?: unknown } | undefined;
-  if (metadata) delete metadata.managedFields;
-  return object;
-}
+const compact = (object: PlainObject): PlainObject => compactForCache(object as PlainObject & KubernetesObject);
 
 /** The collection URL of a kind: `/api/v1/...` for the core group, `/apis/<group>/<version>/...` otherwise. */
 export function collectionPath(kind: KindRef, namespace: string | undefined): string {
@@ -47,16 +44,16 @@ export function collectionPath(kind: KindRef, namespace: string | undefined): st
 export function createLocalStore(kc: KubeConfig, client: JsonClient = createJsonClient(kc)): LocalStore {
   const objectPath = (ref: ObjectRef) => `${collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined)}/${encodeURIComponent(ref.name)}`;
   return {
-    get: async (ref) => withoutManagedFields(await client.request<PlainObject>('GET', objectPath(ref))),
-    create: async (ref, body) => withoutManagedFields(await client.request<PlainObject>('POST', collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined), { body })),
-    replace: async (ref, body) => withoutManagedFields(await client.request<PlainObject>('PUT', objectPath(ref), { body })),
+    get: async (ref) => compact(await client.request<PlainObject>('GET', objectPath(ref))),
+    create: async (ref, body) => compact(await client.request<PlainObject>('POST', collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined), { body })),
+    replace: async (ref, body) => compact(await client.request<PlainObject>('PUT', objectPath(ref), { body })),
     async delete(ref) {
       await client.request('DELETE', objectPath(ref));
     },
     async list(kind, labelSelector, namespace) {
       const list = await client.request<{ items?: unknown }>('GET', collectionPath(kind, namespace), { query: { labelSelector } });
       if (!Array.isArray(list.items)) throw new Error(`listing ${kind.plural}: the answer has no items array`);
-      return (list.items as PlainObject[]).map(withoutManagedFields);
+      return (list.items as PlainObject[]).map(compact);
     },
   };
 }

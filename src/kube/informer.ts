@@ -21,7 +21,8 @@
  * - an optional periodic resync that re-emits `update` for every cached object;
  * - a transform applied to every object before it is cached, by default dropping
  *   `metadata.managedFields` (client-go's TransformStripManagedFields): nothing here reads
- *   them, and they were the largest part of a cached Service or ResourceImport.
+ *   them, and they were the largest part of a cached Service or ResourceImport; it also
+ *   shares repeated short strings between cached objects (string-pool.ts).
  */
 import {
   type Informer,
@@ -34,6 +35,7 @@ import {
 import { Backoff, type BackoffSettings } from '../runtime/backoff.js';
 import { type Clock, systemClock, type TimerHandle } from '../runtime/workqueue.js';
 import { describeError } from './errors.js';
+import { sharedStrings } from './string-pool.js';
 
 /** The only part of `Watch` an informer uses; tests supply a fake. */
 export type WatchLike = Pick<Watch, 'watch'>;
@@ -101,16 +103,31 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   /**
    * Applied to every listed or watched object before it is cached and handed to handlers;
    * may modify the object in place (it is the only reference). `null` caches objects as received.
-   * @default stripManagedFields
+   * @default compactForCache
    */
   readonly transform?: ((obj: T) => T) | null;
 }
 
-/** Drops `metadata.managedFields` in place: a PUT without them keeps the server's copy. */
+/**
+ * Drops `metadata.managedFields` (a PUT without them keeps the server's copy). The metadata is
+ * rebuilt without them rather than the key deleted: `delete` turns the object into a hash table
+ * in V8, about 450 bytes instead of about 100 for a typical metadata, and the agent keeps one
+ * per cached or imported object (measured with a heap snapshot of 10,000 imports).
+ */
 export function stripManagedFields<T extends KubernetesObject>(obj: T): T {
-  const metadata = obj.metadata as { managedFields?: unknown } | undefined;
-  if (metadata?.managedFields !== undefined) delete metadata.managedFields;
+  const metadata = obj.metadata as ({ managedFields?: unknown } & NonNullable<T['metadata']>) | undefined;
+  if (metadata?.managedFields === undefined) return obj;
+  const { managedFields, ...rest } = metadata;
+  obj.metadata = rest;
   return obj;
+}
+
+/**
+ * What a cache keeps of an object it holds for long: managedFields dropped, and its short
+ * strings shared with every other cached object (kube/string-pool.ts).
+ */
+export function compactForCache<T extends KubernetesObject>(obj: T): T {
+  return sharedStrings.internValues(stripManagedFields(obj));
 }
 
 /** Rejects {@link ResilientInformer.start} when the informer is stopped before it synced. */
@@ -168,7 +185,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.name = options.name;
     this.#watch = options.watch;
     this.#listFn = options.list;
-    this.#transform = options.transform === null ? undefined : (options.transform ?? stripManagedFields);
+    this.#transform = options.transform === null ? undefined : (options.transform ?? compactForCache);
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     this.#resyncMs = options.resyncMs;
