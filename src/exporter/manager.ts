@@ -8,7 +8,7 @@
 // on its leader, and publishes nothing.
 import {
   CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api,
-  type KubeConfig, type KubernetesObject, type V1EndpointSlice, type V1Service, Watch,
+  type KubeConfig, type KubernetesObject, Watch,
 } from '@kubernetes/client-node';
 import { isIPv4 } from 'node:net';
 import { GATEWAY, SERVICE_EXPORT, type Gateway, type GatewayList, type KubeList, type ServiceExport, type ServiceExportStatus } from '../api/types.js';
@@ -17,8 +17,9 @@ import type { ExportPolicyConfig } from '../config/config.js';
 import type { EventRecorder } from '../events/recorder.js';
 import { describeError, httpStatus } from '../kube/errors.js';
 import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
+import { sharedStrings } from '../kube/string-pool.js';
 import { Exporter, type ExporterLogger, type ExportOutcome, type ExportSources, type ServiceExportStatusWriter } from './exporter.js';
-import { SERVICE_NAME_LABEL } from './service-export.js';
+import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
   child(fields: Record<string, unknown>): ExportManagerLogger;
@@ -35,8 +36,8 @@ export interface ExportManagerOptions {
 
 interface Caches {
   readonly serviceExports: ResilientInformer<ServiceExport>;
-  readonly services: ResilientInformer<V1Service>;
-  readonly endpointSlices: ResilientInformer<V1EndpointSlice>;
+  readonly services: ResilientInformer<CachedService>;
+  readonly endpointSlices: ResilientInformer<CachedEndpointSlice>;
   readonly gateways: ResilientInformer<Gateway>;
 }
 
@@ -75,11 +76,14 @@ export class ExportManager {
           watch,
           logger: this.log,
         }),
-        services: new ResilientInformer<V1Service>({
+        // Every Service and EndpointSlice of the member, so only what exports read is kept.
+        services: new ResilientInformer<CachedService>({
           name: 'services', path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), watch, logger: this.log,
+          transform: (service) => sharedStrings.internValues(serviceCacheEntry(service)),
         }),
-        endpointSlices: new ResilientInformer<V1EndpointSlice>({
+        endpointSlices: new ResilientInformer<CachedEndpointSlice>({
           name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', list: () => discovery.listEndpointSliceForAllNamespaces(), watch, logger: this.log,
+          transform: (slice) => sharedStrings.internValues(endpointSliceCacheEntry(slice)),
         }),
         gateways: new ResilientInformer<Gateway>({
           name: 'gateways',
@@ -142,7 +146,7 @@ export class ExportManager {
       for (const exporter of this.exporters.values()) exporter.serviceChanged(namespace, name);
     };
     const byName = (obj: KubernetesObject) => { serviceChanged(obj.metadata?.namespace, obj.metadata?.name); };
-    const bySlice = (slice: V1EndpointSlice) => { serviceChanged(slice.metadata?.namespace, slice.metadata?.labels?.[SERVICE_NAME_LABEL]); };
+    const bySlice = (slice: CachedEndpointSlice) => { serviceChanged(slice.metadata?.namespace, slice.metadata?.labels?.[SERVICE_NAME_LABEL]); };
     const gatewayChanged = () => { for (const exporter of this.exporters.values()) exporter.clusterInfoChanged(); };
     for (const event of ['add', 'update', 'delete'] as const) {
       caches.serviceExports.on(event, byName);

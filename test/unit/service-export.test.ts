@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Service, V1ServiceSpec } from '@kubernetes/client-node';
 import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport, type ServiceExport } from '../../src/api/types.js';
 import {
   compareIPs,
+  endpointSliceCacheEntry,
   exportConflict,
   exportNames,
   mergeForUpdate,
   sameExport,
+  serviceCacheEntry,
   serviceExportPlan,
   type EndpointSliceLike,
   type ServiceExportInput,
@@ -192,6 +194,78 @@ describe('serviceExportPlan: the ResourceExports', () => {
     const svc: V1Service = { metadata: { name: 'nginx', namespace: 'default' }, spec: { clusterIP: '10.96.0.10', ports: [{ port: 80 }] } };
     const es: V1EndpointSlice = { addressType: 'IPv4', endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], metadata: { namespace: 'default' } };
     assert.equal(serviceExportPlan(input({ service: svc, endpointSlices: [es] })).valid.reason, 'Succeed');
+  });
+});
+
+describe('cache entries: what the export caches keep of every Service and EndpointSlice', () => {
+  /** As the apiserver sends them: everything the plan does not read as well. */
+  const fullService = (svc: ServiceLike): V1Service => ({
+    apiVersion: 'v1', kind: 'Service',
+    metadata: {
+      ...svc.metadata, uid: 'u-1', resourceVersion: '42', creationTimestamp: new Date(0), labels: { app: 'nginx' },
+      annotations: { ...svc.metadata?.annotations, 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+      managedFields: [{ manager: 'kubectl', operation: 'Update' }],
+    },
+    spec: Object.assign(JSON.parse(JSON.stringify(svc.spec ?? {})) as V1ServiceSpec,
+      { selector: { app: 'nginx' }, sessionAffinity: 'None', ipFamilies: ['IPv4'], internalTrafficPolicy: 'Cluster' }),
+    status: { loadBalancer: {} },
+  });
+  const fullSlice = (es: EndpointSliceLike): V1EndpointSlice => ({
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: es.addressType ?? 'IPv4',
+    metadata: { ...es.metadata, name: 'nginx-abc', uid: 'u-2', resourceVersion: '43', labels: { ...es.metadata?.labels, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+    endpoints: (es.endpoints ?? []).map((e) => ({
+      addresses: [...(e.addresses ?? [])], conditions: { ...e.conditions, serving: true, terminating: false },
+      nodeName: 'node-1', zone: 'z1', targetRef: { kind: 'Pod', name: 'nginx-1', namespace: 'default', uid: 'p-1' },
+    })),
+    ports: (es.ports ?? []).map((p) => ({ ...p })),
+  });
+
+  it('keeps identity and the fields the plan reads, nothing else', () => {
+    const svc = serviceCacheEntry(fullService(service({}, { 'multicluster.antrea.io/imported-service': 'true' })));
+    assert.deepEqual(svc, {
+      metadata: { name: 'nginx', namespace: 'default', uid: 'u-1', resourceVersion: '42', annotations: { 'multicluster.antrea.io/imported-service': 'true' } },
+      spec: service().spec,
+    });
+    const es = endpointSliceCacheEntry(fullSlice(slice(['10.244.1.5', ['10.244.1.6', false], ['10.244.1.7', undefined]])));
+    assert.deepEqual(es, {
+      metadata: { namespace: 'default', name: 'nginx-abc', uid: 'u-2', resourceVersion: '43', labels: { 'kubernetes.io/service-name': 'nginx' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }, { addresses: ['10.244.1.6'], conditions: { ready: false } }, { addresses: ['10.244.1.7'] }],
+      ports: slice([]).ports,
+    });
+  });
+
+  const withoutSpec = (key: 'clusterIPs' | 'ports'): ServiceLike => {
+    const svc = service();
+    const { [key]: left, ...spec } = svc.spec ?? {};
+    assert.ok(left);
+    return { ...svc, spec };
+  };
+
+  it('plans exactly what the whole objects plan, for every case the plan tells apart', () => {
+    const services: (ServiceLike | undefined)[] = [
+      undefined, service(), service({ type: 'ExternalName', clusterIP: '', clusterIPs: [] }),
+      service({}, { 'multicluster.antrea.io/imported-service': '' }), service({ clusterIP: 'None', clusterIPs: ['None'] }),
+      service({ clusterIP: 'fd00:96::10', clusterIPs: ['fd00:96::10'] }), service({ clusterIP: 'fd00:96::10', clusterIPs: ['fd00:96::10', '10.96.0.10'] }),
+      withoutSpec('clusterIPs'), withoutSpec('ports'),
+    ];
+    const sliceSets: EndpointSliceLike[][] = [
+      [], [slice(['10.244.1.5', '10.244.1.4'])], [slice([['10.244.1.5', false], ['10.244.1.6', undefined]])], [slice(['fd00::5'], { addressType: 'IPv6' })],
+      [slice(['10.244.1.5'], { metadata: { namespace: 'default', labels: { 'kubernetes.io/service-name': 'other' } } })],
+      [slice(['10.244.1.5']), slice(['10.244.1.9'], { ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] })],
+    ];
+    let compared = 0;
+    for (const svc of services) {
+      for (const slices of sliceSets) {
+        for (const endpointIPType of ['ClusterIP', 'PodIP'] as const) {
+          const whole = input({ service: svc && fullService(svc), endpointSlices: slices.map(fullSlice), endpointIPType });
+          const cached = input({ service: svc && serviceCacheEntry(fullService(svc)), endpointSlices: slices.map((es) => endpointSliceCacheEntry(fullSlice(es))), endpointIPType });
+          assert.deepEqual(serviceExportPlan(cached), serviceExportPlan(whole), `${JSON.stringify(svc)} / ${JSON.stringify(slices)} / ${endpointIPType}`);
+          compared += 1;
+        }
+      }
+    }
+    assert.equal(compared, 108);
   });
 });
 
