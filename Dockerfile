@@ -52,8 +52,14 @@ FROM ${NODE_IMAGE}
 # imported objects at no measurable cost to the initial sync (README, bench:imports). Override
 # NODE_OPTIONS to change them; add --enable-source-maps for stack traces in the TypeScript
 # sources (it costs ~12 MiB: the map also covers the bundled dependencies).
+# GLIBC_TUNABLES: glibc serves allocations of 32 KiB and more from their own mappings, returned
+# to the kernel when freed, instead of from its heap, where they left holes it never gave back.
+# V8's compiler works in such blocks: compiling the bundle at start left ~16 MiB of freed but
+# resident heap behind. Idle RSS went from 99 to 84 MiB, and from 139 to 123 MiB with 10,000
+# imported objects, at no measurable cost to the initial sync (README, bench:imports).
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--max-old-space-size-percentage=60 --max-semi-space-size=2"
+    NODE_OPTIONS="--max-old-space-size-percentage=60 --max-semi-space-size=2" \
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./package.json
 COPY --from=build --chown=root:root /app/dist/bundle ./dist/bundle

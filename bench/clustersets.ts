@@ -21,7 +21,7 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { freePort, startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, cpuSeconds, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, tcpConnectionsTo } from './common.js';
+import { agentEntry, buildDist, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, tcpConnectionsTo } from './common.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
 const N = Number(values.n);
@@ -47,7 +47,7 @@ try {
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
   agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'warn'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_EXPORT_ENABLED: 'false', NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, CSA_EXPORT_ENABLED: 'false', NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
   for (const fd of fds) closeSync(fd);
   let exited: number | null | undefined;
   agent.on('exit', (code) => { exited = code; });
@@ -102,7 +102,7 @@ try {
   await delay(50_000);
   const after60 = await memory();
 
-  console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS})`);
+  console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS}, ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})`);
   console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
   console.log(`  RSS: ${idle.text} idle; ${steady.text} with ${String(N)} ClusterSets (${((steady.rssKb - idle.rssKb) / 1024 / N).toFixed(2)} MiB each)`);
   console.log(`  after deleting them all: ${after10.text} at 10 s, ${after60.text} at 60 s`);

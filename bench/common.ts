@@ -15,6 +15,9 @@ export const agentEntry = path.join(repoRoot, 'bin', 'clusterset-agent.js');
  */
 export const IMAGE_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=153';
 
+/** The rest of the image's environment that shapes the agent's memory (the Dockerfile's ENV). */
+export const IMAGE_ENV: Readonly<Record<string, string>> = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=32768' };
+
 /** Node's own arguments in the image's ENTRYPOINT (V8 refuses --optimize-for-size in NODE_OPTIONS). */
 export const IMAGE_NODE_ARGS: readonly string[] = ['--optimize-for-size'];
 

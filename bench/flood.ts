@@ -23,7 +23,7 @@ import { startControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool } from './common.js';
+import { agentEntry, buildDist, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool } from './common.js';
 
 const { values } = parseArgs({ options: { services: { type: 'string', default: '5000' }, cap: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '16' } } });
 const SERVICES = Number(values.services);
@@ -55,7 +55,7 @@ try {
 
   agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(CAP), NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(CAP), NODE_OPTIONS: IMAGE_NODE_OPTIONS } });
   agent.on('exit', (code) => { exited = code; });
   const pid = agent.pid ?? 0;
   const rss: number[] = [];

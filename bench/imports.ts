@@ -25,7 +25,7 @@ import { startControlPlane, type ControlPlane } from '../test/harness/control-pl
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, cpuSeconds, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, waitForQuietMachine } from './common.js';
+import { agentEntry, buildDist, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, waitForQuietMachine } from './common.js';
 
 const { values } = parseArgs({ options: {
   n: { type: 'string', default: '2000' },
@@ -174,7 +174,7 @@ try {
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
   agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), NODE_OPTIONS: values['agent-node-options'] } });
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), NODE_OPTIONS: values['agent-node-options'] } });
   for (const fd of fds) closeSync(fd);
   let exited: number | null | undefined;
   agent.on('exit', (code) => { exited = code; });
@@ -279,7 +279,7 @@ try {
   stopWatch.abort();
   writer.close();
 
-  console.log(`\nagent: node ${IMAGE_NODE_ARGS.join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
+  console.log(`\nagent: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} node ${IMAGE_NODE_ARGS.join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
   console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
   console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')} × ${String(REPEAT)} runs, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
   console.log(`  agent (ClusterSet created -> last object created, incl. join and list; from the audit log): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Container, type V1Deployment, type V1PodSpec, type V1Volume } from '@kubernetes/client-node';
+import { IMAGE_ENV } from '../../bench/common.js';
 import { MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../src/api/types.js';
 import { findSamples, httpGet, parseMetrics, type MetricSample } from '../harness/agent-process.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
@@ -298,6 +299,8 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.match(inside.options, /--max-old-space-size-percentage=\d+/);
     assert.deepEqual(pid1Cmd.slice(0, 3), ['node', '--optimize-for-size', 'bin/clusterset-agent.js']);
     assert.match(inside.options, /--max-semi-space-size=2\b/);
+    // The benchmarks run the agent with the image's environment: what they measure is what runs here.
+    for (const [key, value] of Object.entries(IMAGE_ENV)) assert.ok(pid1Env.includes(`${key}=${value}`), `the agent process has ${key}=${value}`);
     // The bundle is the whole program: no dependency tree ships in the image.
     await podman.ok(['exec', name, 'sh', '-c', 'test -s /app/dist/bundle/clusterset-agent.mjs && test ! -e /app/node_modules']);
     assert.ok(rssKiB * 1024 < plan.memoryBytes, 'the running agent fits its limit');
