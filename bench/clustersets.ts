@@ -1,9 +1,10 @@
 // Benchmark: N ClusterSets in one member against one leader, on the COMPILED agent (dist/, a
 // child process, as users run it): time from creation to all Ready, steady-state RSS and CPU
 // per ClusterSet, requests per minute to the member and to the leader, TCP connections to the
-// leader, and RSS 10 s and 60 s after deleting them all.
+// leader, and RSS 10 s and 60 s after deleting them all, for each of `rounds` rounds of
+// creation and deletion.
 //
-//   npm run bench:clustersets -- [--n 200] [--interval 10] [--steady 60]
+//   npm run bench:clustersets -- [--n 200] [--interval 10] [--steady 60] [--rounds 2]
 //
 // Every ClusterSet has its own cluster ID (member-announce-from-<id> on the leader); they share
 // one leader token (no admission policy is installed, so one ServiceAccount may announce many
@@ -21,12 +22,17 @@ import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, se
 import { freePort, startControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, tcpConnectionsTo } from './common.js';
+import { agentEntry, buildDist, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum, pool, rssKb, rssPartsKb, tcpConnectionsTo } from './common.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' } } });
+const { values } = parseArgs({ options: {
+  n: { type: 'string', default: '200' }, interval: { type: 'string', default: '10' }, steady: { type: 'string', default: '60' },
+  // Rounds of create, Ready, delete: RSS after each deletion tells a high-water mark from a leak.
+  rounds: { type: 'string', default: '2' },
+} });
 const N = Number(values.n);
 const INTERVAL_S = Number(values.interval);
 const STEADY_S = Number(values.steady);
+const ROUNDS = Math.max(1, Number(values.rounds));
 const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -57,7 +63,8 @@ try {
   const memory = async (): Promise<{ rssKb: number; text: string }> => {
     const [used, total] = await Promise.all([metricSum(metricsPort, 'nodejs_heap_size_used_bytes'), metricSum(metricsPort, 'nodejs_heap_size_total_bytes')]);
     const rss = rssKb(pid);
-    return { rssKb: rss, text: `${mib(rss)} (heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)` };
+    const parts = rssPartsKb(pid);
+    return { rssKb: rss, text: `${mib(rss)} (anonymous ${mib(parts.anon)}, file ${mib(parts.file)}; heap ${(used / 2 ** 20).toFixed(1)} of ${(total / 2 ** 20).toFixed(1)} MiB)` };
   };
   await delay(3000);
   alive();
@@ -66,17 +73,30 @@ try {
   const api = member.adminConfig().makeApiClient(CustomObjectsApi);
   const ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS };
   const ids = Array.from({ length: N }, (_, i) => `m${String(i)}`);
-  const created = performance.now();
-  await pool(ids, 16, async (id) => api.createNamespacedCustomObject({ ...ref, body: {
-    apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: `${CLUSTERSET_ID}-${id}` },
-    spec: { clusterID: id, namespace: LEADER_NS, leaders: [{ clusterID: 'leader', server: leader.server, secret: 'leader-token' }] },
-  } }));
   const list = async () => ((await api.listNamespacedCustomObject(ref)) as { items: ClusterSet[] }).items;
-  await waitFor(`${String(N)} ClusterSets Ready`, async () => {
-    alive();
-    return (await list()).filter((cs) => cs.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True').length === N;
-  }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
-  const allReadyMs = performance.now() - created;
+  /** Creates the N ClusterSets; resolves with the time until all are Ready. */
+  const createAll = async (): Promise<number> => {
+    const created = performance.now();
+    await pool(ids, 16, async (id) => api.createNamespacedCustomObject({ ...ref, body: {
+      apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: `${CLUSTERSET_ID}-${id}` },
+      spec: { clusterID: id, namespace: LEADER_NS, leaders: [{ clusterID: 'leader', server: leader.server, secret: 'leader-token' }] },
+    } }));
+    await waitFor(`${String(N)} ClusterSets Ready`, async () => {
+      alive();
+      return (await list()).filter((cs) => cs.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True').length === N;
+    }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
+    return performance.now() - created;
+  };
+  /** Deletes them all, waits until they left, and samples memory 10 s and 60 s later. */
+  const deleteAll = async (): Promise<{ after10: string; after60: string }> => {
+    await pool(ids, 16, async (id) => api.deleteNamespacedCustomObject({ ...ref, name: `${CLUSTERSET_ID}-${id}` }));
+    await waitFor('every ClusterSet gone (left its leader)', async () => { alive(); return (await list()).length === 0; }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
+    await delay(10_000);
+    const after10 = (await memory()).text;
+    await delay(50_000);
+    return { after10, after60: (await memory()).text };
+  };
+  const allReadyMs = await createAll();
 
   // Steady state: an observation window (not synchronisation), after the joins settled.
   await delay(2 * INTERVAL_S * 1000);
@@ -95,17 +115,20 @@ try {
   const leaderEvents = readAuditEvents(leader.auditLogPath, (e) => inWindow(e) && e.user.username.startsWith(`system:serviceaccount:${LEADER_NS}:`));
   const perMinute = (n: number) => (n / (windowMs / 60_000)).toFixed(1);
 
-  await pool(ids, 16, async (id) => api.deleteNamespacedCustomObject({ ...ref, name: `${CLUSTERSET_ID}-${id}` }));
-  await waitFor('every ClusterSet gone (left its leader)', async () => { alive(); return (await list()).length === 0; }, { timeoutMs: 10 * 60_000, intervalMs: 250 });
-  await delay(10_000);
-  const after10 = await memory();
-  await delay(50_000);
-  const after60 = await memory();
+  const deleted = [await deleteAll()];
+  const laterReadyMs: number[] = [];
+  for (let round = 2; round <= ROUNDS; round++) {
+    laterReadyMs.push(await createAll());
+    deleted.push(await deleteAll());
+  }
 
   console.log(`\n${String(N)} ClusterSets against one leader, heartbeat every ${String(INTERVAL_S)} s, compiled agent (NODE_OPTIONS=${IMAGE_NODE_OPTIONS}, ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')})`);
   console.log(`  creation -> all Ready: ${secs(allReadyMs)} (${(allReadyMs / (INTERVAL_S * 1000)).toFixed(2)} intervals)`);
   console.log(`  RSS: ${idle.text} idle; ${steady.text} with ${String(N)} ClusterSets (${((steady.rssKb - idle.rssKb) / 1024 / N).toFixed(2)} MiB each)`);
-  console.log(`  after deleting them all: ${after10.text} at 10 s, ${after60.text} at 60 s`);
+  deleted.forEach((d, i) => {
+    const again = i === 0 ? '' : ` (round ${String(i + 1)}: all Ready again after ${secs(laterReadyMs[i - 1] ?? NaN)})`;
+    console.log(`  after deleting them all${again}: ${d.after10} at 10 s, ${d.after60} at 60 s`);
+  });
   console.log(`  CPU in steady state: ${(100 * cpu / (windowMs / 1000)).toFixed(1)}% of a core (${(100 * cpu / (windowMs / 1000) / N).toFixed(3)}% per ClusterSet) over ${secs(windowMs)}`);
   console.log(`  member apiserver: ${perMinute(memberEvents.length)} requests/min (${perMinute(statusWrites)} ClusterSet writes/min, ${(statusWrites / (windowMs / 60_000) / N).toFixed(2)} per ClusterSet per minute)`);
   console.log(`  leader apiserver: ${perMinute(leaderEvents.length)} requests/min (${(leaderEvents.length / (windowMs / 1000 / INTERVAL_S) / N).toFixed(2)} per ClusterSet per beat); ${String(leaderConnections)} TCP connections open to it`);

@@ -37,6 +37,13 @@ export async function pool<T>(items: readonly T[], width: number, fn: (item: T) 
   }));
 }
 
+/** Anonymous and file-backed parts of process `pid`'s RSS in KiB (the node binary's pages are file-backed). */
+export function rssPartsKb(pid: number): { anon: number; file: number } {
+  const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { anon: field('RssAnon'), file: field('RssFile') };
+}
+
 /** Resident set size of process `pid` in KiB (VmRSS), NaN once it has gone. */
 export function rssKb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
