@@ -130,7 +130,10 @@ export class Importer {
       outcome: (kind, outcome) => { options.onOutcome?.(kind, outcome); },
     });
     this.riState = new RiState({
-      requeue: (riName) => { this.queue.add(riName); },
+      // Ahead of the backlog: an initial sync queues every RI, and an Endpoints RI that waits
+      // for its ServiceImport sibling was requeued behind all the others, so every imported
+      // Service lacked its Endpoints until the whole sync was done.
+      requeue: (riName) => { this.queue.addNext(riName); },
       leftGroup: (riName, group) => { this.unadmit(riName, group); },
     });
     this.queue = new WorkQueue({

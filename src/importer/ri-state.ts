@@ -13,7 +13,7 @@ export interface RiInfo {
 }
 
 export interface RiStateHooks {
-  /** Reconcile `riName` again. */
+  /** Reconcile `riName` again, soon: what it waits on has just changed. */
   requeue(riName: string): void;
   /** `riName` left `group`: it gives up its hold on the group's reservation. */
   leftGroup(riName: string, group: string): void;

@@ -88,6 +88,8 @@ export class WorkQueue {
   /** Keys that need processing: queued, or re-added while in flight. */
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
+  /** In-flight keys re-added with {@link addNext}: they go to the front when they finish. */
+  readonly #next = new Set<string>();
   readonly #delayed = new Map<string, { readyAt: number; handle: TimerHandle }>();
   readonly #failures = new Map<string, Backoff>();
   readonly #abort = new AbortController();
@@ -145,6 +147,30 @@ export class WorkQueue {
       return;
     }
     this.#queue.push(key);
+    this.#dispatch();
+  }
+
+  /**
+   * Queues `key` ahead of every waiting key (moving it there if it is already waiting): for a
+   * key whose blocker just cleared, so that what was waiting on it goes out next rather than
+   * behind a long backlog. A key in flight is processed once more right after it finishes, like
+   * {@link add}. No-op once the queue is stopped.
+   */
+  addNext(key: string): void {
+    if (this.#stopped) {
+      return;
+    }
+    if (this.#processing.has(key)) {
+      this.#dirty.add(key);
+      this.#next.add(key);
+      return;
+    }
+    if (this.#dirty.has(key)) {
+      const at = this.#queue.indexOf(key);
+      if (at >= 0) this.#queue.splice(at, 1);
+    }
+    this.#dirty.add(key);
+    this.#queue.unshift(key);
     this.#dispatch();
   }
 
@@ -228,6 +254,7 @@ export class WorkQueue {
       this.#delayed.clear();
       this.#queue.length = 0;
       this.#dirty.clear();
+      this.#next.clear();
     }
     return this.onIdle();
   }
@@ -287,7 +314,8 @@ export class WorkQueue {
     } finally {
       this.#processing.delete(key);
       if (this.#dirty.has(key)) {
-        this.#queue.push(key);
+        if (this.#next.delete(key)) this.#queue.unshift(key);
+        else this.#queue.push(key);
       }
       this.#dispatch();
     }

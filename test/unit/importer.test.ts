@@ -352,6 +352,26 @@ describe('Importer: atomic service imports', () => {
     await s.importer.stop();
   });
 
+  it('in an initial sync, each service gets its Endpoints right after its ServiceImport, not after the whole backlog', async () => {
+    const s = setup({ concurrency: 2 });
+    s.store.latency = { create: 1 };
+    const names = Array.from({ length: 40 }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
+    // The leader lists them sorted by name: each Endpoints RI comes before its ServiceImport RI.
+    for (const name of names) s.leader.put(epsRI('team-a', name), svcRI('team-a', name));
+    s.importer.resume(s.leader.api());
+    await waitFor('imported', () => names.every((name) => objectsOf(s.store, 'team-a', name) === 3), 20_000);
+    const creates = s.store.calls.filter((c) => c.startsWith('create '));
+    const at = (key: string) => creates.indexOf(`create ${key}`);
+    // Endpoints of the first service before the tenth Service: it waited for its sibling only.
+    assert.ok(at(keys('team-a', names[0] ?? '').endpoints) < at(keys('team-a', names[9] ?? '').service), creates.slice(0, 30).join('\n'));
+    for (const name of names) {
+      const k = keys('team-a', name);
+      assert.ok(at(k.endpoints) > at(k.serviceImport), `${name}: Endpoints after their ServiceImport`);
+      assert.ok(at(k.endpoints) - at(k.serviceImport) <= 4 * 2, `${name}: Endpoints within a few creates of their ServiceImport (${String(at(k.serviceImport))} -> ${String(at(k.endpoints))})`);
+    }
+    await s.importer.stop();
+  });
+
   it('Endpoints published before their ServiceImport wait quietly and land with it', async () => {
     const s = setup();
     s.leader.put(epsRI('team-a', 'late'));

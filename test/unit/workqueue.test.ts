@@ -70,6 +70,48 @@ describe('WorkQueue', () => {
     assert.equal(maxInFlight, 2);
   });
 
+  it('.addNext() - puts a key ahead of the waiting ones, moving it if it was already waiting, once', async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    for (const key of ['a', 'b', 'c', 'd']) queue.add(key);
+    queue.addNext('x');
+    queue.addNext('c');
+    queue.add('c');
+    assert.equal(queue.size, 5);
+    const seen: string[] = [];
+    queue.start((key) => {
+      seen.push(key);
+      return Promise.resolve();
+    });
+    await queue.onIdle();
+    assert.deepEqual(seen, ['c', 'x', 'a', 'b', 'd']);
+  });
+
+  it('.addNext() - a key in flight runs once more right after, ahead of the backlog', async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    const gate = new Gate();
+    const seen: string[] = [];
+    queue.start(async (key) => {
+      seen.push(key);
+      if (seen.length === 1) await gate.pass();
+    });
+    queue.add('a');
+    await gate.entered;
+    for (const key of ['b', 'c']) queue.add(key);
+    queue.addNext('a');
+    queue.addNext('a');
+    assert.equal(queue.size, 2, 'the in-flight key waits outside the ready queue');
+    gate.release();
+    await queue.onIdle();
+    assert.deepEqual(seen, ['a', 'a', 'b', 'c']);
+  });
+
+  it('.addNext() - does nothing once stopped', async () => {
+    const queue = new WorkQueue({ clock: new FakeClock() });
+    await queue.stop();
+    queue.addNext('a');
+    assert.equal(queue.size, 0);
+  });
+
   it('.add() - a key re-added many times while in flight runs exactly once more', async () => {
     const queue = new WorkQueue({ clock: new FakeClock() });
     const gate = new Gate();
