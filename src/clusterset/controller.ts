@@ -13,7 +13,7 @@ import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';
 import { type BudgetSettings, ClientBudget } from '../kube/client-budget.js';
 import { RemoteCommonArea, type AreaLogger, type LeaderLink, type LeaderStatus } from '../commonarea/remote-common-area.js';
 import { failure, FailureReason } from '../conditions/reasons.js';
-import { ResilientInformer } from '../kube/informer.js';
+import { ResilientInformer, stripManagedFields } from '../kube/informer.js';
 import { describeError, httpStatus, isConflict } from '../kube/errors.js';
 import { WorkQueue } from '../runtime/workqueue.js';
 import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField } from '../status/compute.js';
@@ -106,6 +106,9 @@ export class ClusterSetController {
       list: () => core.listNamespacedSecret({ namespace: ns }),
       watch,
       logger: this.log,
+      // Not compactForCache: the shared string pool outlives the objects, and no value of a
+      // Secret should outlive the Secret.
+      transform: stripManagedFields,
     });
     this.queue = new WorkQueue({
       // Distinct ClusterSets in parallel: a leave that waits on a dead leader delays no other.
