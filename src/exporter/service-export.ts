@@ -72,15 +72,14 @@ export interface CacheIdentity {
 export type CachedService = ServiceLike & { metadata?: CacheIdentity & NonNullable<ServiceLike['metadata']> };
 export type CachedEndpointSlice = EndpointSliceLike & { metadata?: CacheIdentity & NonNullable<EndpointSliceLike['metadata']> };
 
-function identityOf(metadata: CacheIdentity | undefined): CacheIdentity {
-  const { name, namespace, uid, resourceVersion } = metadata ?? {};
-  return {
-    ...(name !== undefined && { name }),
-    ...(namespace !== undefined && { namespace }),
-    ...(uid !== undefined && { uid }),
-    ...(resourceVersion !== undefined && { resourceVersion }),
-  };
+/** The listed fields of `source` that are set, omitempty style, by reference. */
+function present<T extends object, K extends keyof T>(source: T | undefined, keys: readonly K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  if (source !== undefined) for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
 }
+
+const IDENTITY_KEYS = ['name', 'namespace', 'uid', 'resourceVersion'] as const;
 
 /**
  * What the export cache keeps of a Service: its identity and the fields
@@ -90,15 +89,9 @@ function identityOf(metadata: CacheIdentity | undefined): CacheIdentity {
  */
 export function serviceCacheEntry(service: ServiceLike & { metadata?: CacheIdentity }): CachedService {
   const imported = service.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION];
-  const { type, clusterIP, clusterIPs, ports } = service.spec ?? {};
   return {
-    metadata: { ...identityOf(service.metadata), ...(imported !== undefined && { annotations: { [IMPORTED_SERVICE_ANNOTATION]: imported } }) },
-    spec: {
-      ...(type !== undefined && { type }),
-      ...(clusterIP !== undefined && { clusterIP }),
-      ...(clusterIPs !== undefined && { clusterIPs }),
-      ...(ports !== undefined && { ports }),
-    },
+    metadata: { ...present(service.metadata, IDENTITY_KEYS), ...(imported !== undefined && { annotations: { [IMPORTED_SERVICE_ANNOTATION]: imported } }) },
+    spec: present(service.spec, ['type', 'clusterIP', 'clusterIPs', 'ports']),
   };
 }
 
@@ -106,15 +99,14 @@ export function serviceCacheEntry(service: ServiceLike & { metadata?: CacheIdent
 export function endpointSliceCacheEntry(slice: EndpointSliceLike & { metadata?: CacheIdentity }): CachedEndpointSlice {
   const serviceName = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
   return {
-    metadata: { ...identityOf(slice.metadata), ...(serviceName !== undefined && { labels: { [SERVICE_NAME_LABEL]: serviceName } }) },
-    ...(slice.addressType !== undefined && { addressType: slice.addressType }),
+    metadata: { ...present(slice.metadata, IDENTITY_KEYS), ...(serviceName !== undefined && { labels: { [SERVICE_NAME_LABEL]: serviceName } }) },
+    ...present(slice, ['addressType', 'ports']),
     ...(slice.endpoints !== undefined && {
-      endpoints: slice.endpoints.map(({ addresses, conditions }) => ({
-        ...(addresses !== undefined && { addresses }),
-        ...(conditions?.ready !== undefined && { conditions: { ready: conditions.ready } }),
+      endpoints: slice.endpoints.map((endpoint) => ({
+        ...present(endpoint, ['addresses']),
+        ...(endpoint.conditions?.ready !== undefined && { conditions: { ready: endpoint.conditions.ready } }),
       })),
     }),
-    ...(slice.ports !== undefined && { ports: slice.ports }),
   };
 }
 
