@@ -37,16 +37,23 @@ export async function pool<T>(items: readonly T[], width: number, fn: (item: T) 
   }));
 }
 
+/** Fields of process `pid`'s /proc status in KiB, NaN for one that is missing. */
+function statusKb<K extends string>(pid: number, names: readonly K[]): Record<K, number> {
+  const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
+  const out = {} as Record<K, number>;
+  for (const name of names) out[name] = Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return out;
+}
+
 /** Anonymous and file-backed parts of process `pid`'s RSS in KiB (the node binary's pages are file-backed). */
 export function rssPartsKb(pid: number): { anon: number; file: number } {
-  const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
-  return { anon: field('RssAnon'), file: field('RssFile') };
+  const { RssAnon, RssFile } = statusKb(pid, ['RssAnon', 'RssFile']);
+  return { anon: RssAnon, file: RssFile };
 }
 
 /** Resident set size of process `pid` in KiB (VmRSS), NaN once it has gone. */
 export function rssKb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? NaN);
+  return statusKb(pid, ['VmRSS']).VmRSS;
 }
 
 /** CPU seconds process `pid` has used (utime + stime, in clock ticks of USER_HZ = 100 on Linux). */
