@@ -14,7 +14,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Dispatcher, request as undiciRequest } from 'undici';
-import { answerError, isJson, parseObject, snippetOf, UnexpectedResponseError, type Query } from './rest-client.js';
+import { answerError, headerText, isJson, parseObject, snippetOf, UnexpectedResponseError, type Query } from './rest-client.js';
 
 type Json = Record<string, unknown>;
 
@@ -80,7 +80,7 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await answer.body.text();
-      const contentType = String(answer.headers['content-type'] ?? '');
+      const contentType = headerText(answer.headers['content-type']);
       const status = answer.statusCode;
       if (status === 401) cached = undefined;
       if (status < 200 || status >= 300) throw answerError(where, status, contentType, text, secret);

@@ -147,7 +147,7 @@ export function parseObject(text: string): Json | undefined {
 }
 
 /** A header's value as one string ('' when absent). */
-function headerText(value: string | string[] | undefined): string {
+export function headerText(value: string | string[] | undefined): string {
   return Array.isArray(value) ? value.join(', ') : value ?? '';
 }
 
