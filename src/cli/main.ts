@@ -3,6 +3,7 @@
 //   run                          the member agent
 //   leader run                   the leader's controllers, with the same flags and conventions
 //   leader create-member-token   let a member in (against the leader cluster)
+//   status                       every ClusterSet of a cluster at a glance (also `kubectl clusterset status`)
 //   version                      print the version (also --version)
 // `--help` on every command, and `help <command>`. Configuration errors exit 2 with every
 // problem listed, before anything touches a cluster; an unknown command or flag exits 2.
@@ -17,6 +18,7 @@ import { leaderCommand } from '../leader/member-token.js';
 import { runLeaderProcess } from '../leader/process.js';
 import { createLogger, errorFields } from '../log/logger.js';
 import { runAgentProcess, type RunningProcess } from '../runner.js';
+import { statusCommand } from './status-command.js';
 import { commandPath, describeOption, EXIT_USAGE, runCommand, valueNotAFlag, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
 
 // package.json sits two levels up both from src/cli (tsx) and from dist/cli (the image).
@@ -115,6 +117,7 @@ function program(io: CommandIO, status: ExitStatus): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .addCommand(configCommand('run', 'run the member agent', runAgentProcess, 'clusterset-agent', status))
     .addCommand(leaderCommand(io, status, configCommand('run', 'run the leader controllers (same flags as run)', runLeaderProcess, 'clusterset-agent leader', status)))
+    .addCommand(statusCommand(io, status))
     .addCommand(
       new Command('version').summary('print the version').description('Prints the version.').action(() => {
         io.stdout.write(`${VERSION}\n`);

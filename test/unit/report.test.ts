@@ -1,0 +1,143 @@
+// `clusterset-agent status`: what the report says about a member's and a leader's ClusterSet,
+// from objects as the agent and the leader controller write them.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport, ServiceExport } from '../../src/api/types.js';
+import { exitCodeOf, foldWarnings, leaderReport, memberReport, tokenExpiry, type MemberInput } from '../../src/report/model.js';
+import { renderReports } from '../../src/report/render.js';
+
+const NOW = Date.parse('2026-12-03T12:00:00Z');
+const jwt = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+
+const memberCS = (ready: { status: 'True' | 'False'; reason: string; message?: string }): ClusterSet => ({
+  metadata: { name: 'cs1', namespace: 'clusterset-agent' },
+  spec: { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [{ clusterID: 'leader', server: 'https://127.0.0.1:6443', secret: 'leader-token' }] },
+  status: {
+    conditions: [{ type: 'Ready', lastTransitionTime: '2026-12-03T11:00:00Z', ...ready }],
+    clusterStatuses: [{ clusterID: 'leader', lastHeartbeatTime: '2026-12-03T11:59:50Z', conditions: [{ type: 'Ready', status: 'True' }, { type: 'IsLeader', status: 'True' }] }],
+    imports: { total: 4, rejected: 1, conflicts: 0 },
+  },
+});
+
+const member = (overrides: Partial<MemberInput> = {}) => memberReport({
+  clusterSet: memberCS({ status: 'True', reason: 'Connected' }),
+  token: { value: jwt({ exp: NOW / 1000 + 30 * 86_400, sub: 'system:serviceaccount:antrea-multicluster:member-east' }) },
+  events: [], serviceExports: [], nowMs: NOW, ...overrides,
+});
+
+describe('status report: member', () => {
+  it('a healthy member with a rejected import needs attention for the rejection only', () => {
+    const r = member();
+    assert.equal(r.ready?.status, 'True');
+    assert.equal(r.isLeader?.status, 'True');
+    assert.equal(r.lastHeartbeatAgeSeconds, 10);
+    assert.equal(r.credential.expiresInSeconds, 30 * 86_400);
+    assert.deepEqual(r.problems, ['1 import(s) rejected by the member\'s import policy']);
+    assert.equal(exitCodeOf([r]), 3);
+    assert.equal(exitCodeOf([member({ clusterSet: { ...memberCS({ status: 'True', reason: 'Connected' }), status: { ...memberCS({ status: 'True', reason: 'Connected' }).status, imports: { total: 4 } } } })]), 0);
+  });
+
+  it('names the reason of a member that is not Ready, and an expiring or expired token', () => {
+    const r = member({
+      clusterSet: memberCS({ status: 'False', reason: 'Unauthorized', message: 'the leader refused the token' }),
+      token: { value: jwt({ exp: NOW / 1000 + 3 * 86_400 }) },
+    });
+    assert.ok(r.problems.includes('not Ready (Unauthorized): the leader refused the token'));
+    assert.ok(r.problems.some((p) => p.includes('expires in 3d')), r.problems.join('\n'));
+    const expired = member({ token: { value: jwt({ exp: NOW / 1000 - 7200 }) } });
+    assert.ok(expired.problems.some((p) => p.includes('expired 2h ago')), expired.problems.join('\n'));
+    const unreadable = member({ token: { problem: 'Secret clusterset-agent/leader-token does not exist' } });
+    assert.ok(unreadable.problems.includes('credential: Secret clusterset-agent/leader-token does not exist'));
+  });
+
+  it('lists each ServiceExport with its verdict and names a conflicting one', () => {
+    const se = (name: string, conditions: ServiceExport['status']): ServiceExport => ({ metadata: { name, namespace: 'team-a' }, status: conditions });
+    const r = member({
+      serviceExports: [
+        se('web', { conditions: [{ type: 'Valid', status: 'True', reason: 'Succeed', message: '', lastTransitionTime: '2026-12-03T11:00:00Z' }, { type: 'Conflict', status: 'True', reason: 'PortConflict', message: 'port 80/TCP differs from west', lastTransitionTime: '2026-12-03T11:00:00Z' }] }),
+        se('api', { conditions: [{ type: 'Valid', status: 'True', reason: 'Succeed', message: '', lastTransitionTime: '2026-12-03T11:00:00Z' }] }),
+      ],
+    });
+    assert.deepEqual(r.exports.map((e) => e.name), ['api', 'web'], 'sorted by namespace/name');
+    assert.ok(r.problems.includes('ServiceExport team-a/web conflicts (PortConflict): port 80/TCP differs from west'));
+    assert.ok(!r.problems.some((p) => p.includes('team-a/api')));
+    const text = renderReports([r]);
+    assert.match(text, /team-a\/web: Valid=True \(Succeed\), Conflict=True \(PortConflict\): port 80\/TCP differs from west/);
+    assert.match(text, /NEEDS ATTENTION \(2\)/);
+  });
+
+  it('folds Warning Events by reason, newest first, and ignores Normal ones', () => {
+    const folded = foldWarnings([
+      { type: 'Warning', reason: 'ImportRejectedNamespaceDenied', message: 'old', count: 2, lastTimestamp: '2026-12-03T11:00:00Z' },
+      { type: 'Warning', reason: 'ImportConflict', message: 'conflict', lastTimestamp: '2026-12-03T11:30:00Z' },
+      { type: 'Warning', reason: 'ImportRejectedNamespaceDenied', message: 'new', count: 1, lastTimestamp: '2026-12-03T11:40:00Z' },
+      { type: 'Normal', reason: 'Connected', message: 'hi', lastTimestamp: '2026-12-03T11:50:00Z' },
+    ]);
+    assert.deepEqual(folded.map((e) => [e.reason, e.count, e.lastMessage]), [['ImportRejectedNamespaceDenied', 3, 'new'], ['ImportConflict', 1, 'conflict']]);
+  });
+
+  it('reads only the exp claim of a token, and says when it cannot', () => {
+    assert.deepEqual(tokenExpiry(jwt({ exp: 1_800_000_000 })), { expiresAtMs: 1_800_000_000_000 });
+    assert.equal(tokenExpiry(jwt({ sub: 'x' })), undefined);
+    assert.deepEqual(tokenExpiry('opaque-token'), { problem: 'the token is not a JWT; its expiry cannot be read' });
+    assert.deepEqual(tokenExpiry(jwt({ exp: 'soon' })), { problem: "the token's exp claim is not a number" });
+    const secret = jwt({ exp: NOW / 1000 + 86_400 * 30 });
+    const text = renderReports([member({ token: { value: secret } })]) + JSON.stringify(member({ token: { value: secret } }));
+    assert.ok(!text.includes(secret) && !text.includes(secret.split('.')[1] ?? '-'), 'the token itself is never shown');
+  });
+});
+
+describe('status report: leader', () => {
+  const leaderCS: ClusterSet = {
+    metadata: { name: 'cs1', namespace: 'antrea-multicluster' },
+    spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] },
+    status: {
+      totalClusters: 2, readyClusters: 1,
+      conditions: [{ type: 'Ready', status: 'True', reason: '', lastTransitionTime: '2026-12-03T11:00:00Z' }],
+      clusterStatuses: [
+        { clusterID: 'east', conditions: [{ type: 'Ready', status: 'True', reason: 'Connected', message: 'Member Connected' }] },
+        { clusterID: 'west', conditions: [{ type: 'Ready', status: 'False', reason: 'Disconnected', message: 'No MemberClusterAnnounce update after 2026-12-03T11:58:00.000Z' }] },
+      ],
+    },
+  };
+  const announce = (id: string, ts: string): MemberClusterAnnounce => ({ metadata: { name: `member-announce-from-${id}`, annotations: { 'touch-ts': ts } }, clusterID: id });
+  const re = (name: string, cluster: string, status?: ResourceExport['status']): ResourceExport => ({
+    metadata: { name, labels: { sourceClusterID: cluster } }, spec: { clusterID: cluster, kind: 'Service', name: 'web', namespace: 'team-a' }, ...(status && { status }),
+  });
+  const ri = (name: string, kind: string): ResourceImport => ({ metadata: { name }, spec: { kind } });
+
+  it('names the disconnected member and the refused export, counts imports by kind', () => {
+    const r = leaderReport({
+      clusterSet: leaderCS,
+      announces: [announce('east', '2026-12-03T11:59:58Z'), announce('west', '2026-12-03T11:58:00Z')],
+      exports: [
+        re('east-team-a-web-service', 'east', { conditions: [{ type: 'Succeeded', status: 'True' }] }),
+        re('west-team-a-web-service', 'west', { conditions: [{ type: 'Failure', status: 'False', reason: 'PortConflict', message: 'ports differ from east' }] }),
+        re('west-team-a-api-service', 'west'),
+      ],
+      imports: [ri('team-a-web-service', 'ServiceImport'), ri('team-a-web-endpoints', 'Endpoints'), ri('east-clusterinfo', 'ClusterInfo')],
+      events: [], nowMs: NOW,
+    });
+    assert.deepEqual(r.members.map((m) => [m.clusterID, m.ready?.status, m.lastBeatAgeSeconds]), [['east', 'True', 2], ['west', 'False', 120]]);
+    assert.deepEqual(r.problems, [
+      'member west is disconnected: No MemberClusterAnnounce update after 2026-12-03T11:58:00.000Z',
+      'export west-team-a-web-service from west refused (PortConflict): ports differ from east',
+    ]);
+    assert.equal(r.exports.pending, 1);
+    assert.deepEqual(r.imports.byKind, { ClusterInfo: 1, Endpoints: 1, ServiceImport: 1 });
+    const text = renderReports([r]);
+    assert.match(text, /west: DISCONNECTED, last beat 2026-12-03T11:58:00Z \(2m ago\)/);
+    assert.match(text, /1 of 2 ready/);
+    assert.match(text, /Imports: {4}3 ResourceImport\(s\): 1 ClusterInfo, 1 Endpoints, 1 ServiceImport/);
+  });
+
+  it('a member in the status without an announce has left', () => {
+    const r = leaderReport({ clusterSet: leaderCS, announces: [announce('east', '2026-12-03T11:59:58Z')], exports: [], imports: [], events: [], nowMs: NOW });
+    assert.ok(r.problems.includes('member west has no MemberClusterAnnounce: it left, or never joined'));
+  });
+
+  it('no ClusterSet at all is said plainly', () => {
+    assert.equal(renderReports([]), 'No ClusterSet found.\n');
+    assert.equal(exitCodeOf([]), 0);
+  });
+});
