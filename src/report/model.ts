@@ -328,7 +328,8 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
     role: 'leader',
     namespace: cs.metadata?.namespace ?? '',
     name: cs.metadata?.name ?? '',
-    clusterID: cs.spec?.clusterID ?? cs.spec?.leaders?.[0]?.clusterID ?? '',
+    // A leader's own copy may leave spec.clusterID empty; its leader entry names it then.
+    clusterID: cs.spec?.clusterID !== undefined && cs.spec.clusterID !== '' ? cs.spec.clusterID : cs.spec?.leaders[0]?.clusterID ?? '',
     ready,
     totalClusters: cs.status?.totalClusters ?? members.length,
     readyClusters: cs.status?.readyClusters ?? members.filter((m) => m.ready?.status === 'True').length,

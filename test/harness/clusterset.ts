@@ -40,7 +40,7 @@ export interface MemberAccess {
 
 /** What `antctl mc create membertoken` does: an annotated SA bound to the member Role, and a token. */
 export async function createMemberAccess(leader: ControlPlane, memberID: string, options: {
-  serviceAccount?: string; namespace?: string; rules?: readonly V1PolicyRule[];
+  serviceAccount?: string; namespace?: string; rules?: readonly V1PolicyRule[]; expirationSeconds?: number;
 } = {}): Promise<MemberAccess> {
   const kc = leader.adminConfig();
   const namespace = options.namespace ?? LEADER_NS;
@@ -49,7 +49,7 @@ export async function createMemberAccess(leader: ControlPlane, memberID: string,
     namespace, serviceAccount, rules: options.rules ?? ANTREA_MEMBER_ROLE_RULES,
     annotations: { [CLUSTER_ID_ANNOTATION]: memberID },
   });
-  const token = await issueToken(kc, namespace, serviceAccount);
+  const token = await issueToken(kc, namespace, serviceAccount, options.expirationSeconds);
   if ((options.rules ?? ANTREA_MEMBER_ROLE_RULES).some((r) => r.resources?.includes('memberclusterannounces') && r.verbs.includes('get'))) {
     await waitForAccess(leader, token, { verb: 'get', resource: 'memberclusterannounces', group: 'multicluster.crd.antrea.io', namespace });
   }

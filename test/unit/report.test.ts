@@ -51,7 +51,7 @@ describe('status report: member', () => {
   });
 
   it('lists each ServiceExport with its verdict and names a conflicting one', () => {
-    const se = (name: string, conditions: ServiceExport['status']): ServiceExport => ({ metadata: { name, namespace: 'team-a' }, status: conditions });
+    const se = (name: string, status: NonNullable<ServiceExport['status']>): ServiceExport => ({ metadata: { name, namespace: 'team-a' }, status });
     const r = member({
       serviceExports: [
         se('web', { conditions: [{ type: 'Valid', status: 'True', reason: 'Succeed', message: '', lastTransitionTime: '2026-12-03T11:00:00Z' }, { type: 'Conflict', status: 'True', reason: 'PortConflict', message: 'port 80/TCP differs from west', lastTransitionTime: '2026-12-03T11:00:00Z' }] }),
