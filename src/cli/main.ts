@@ -3,6 +3,7 @@
 //   run                          the member agent
 //   leader run                   the leader's controllers, with the same flags and conventions
 //   leader create-member-token   let a member in (against the leader cluster)
+//   join / leave                 a member in or out of a ClusterSet, over both kubeconfigs
 //   status                       every ClusterSet of a cluster at a glance (also `kubectl clusterset status`)
 //   version                      print the version (also --version)
 // `--help` on every command, and `help <command>`. Configuration errors exit 2 with every
@@ -18,6 +19,7 @@ import { leaderCommand } from '../leader/member-token.js';
 import { runLeaderProcess } from '../leader/process.js';
 import { createLogger, errorFields } from '../log/logger.js';
 import { runAgentProcess, type RunningProcess } from '../runner.js';
+import { joinCommand, leaveCommand } from './join-command.js';
 import { statusCommand } from './status-command.js';
 import { commandPath, describeOption, EXIT_USAGE, runCommand, valueNotAFlag, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
 
@@ -117,6 +119,8 @@ function program(io: CommandIO, status: ExitStatus): Command {
     .version(VERSION, '-V, --version', 'print the version')
     .addCommand(configCommand('run', 'run the member agent', runAgentProcess, 'clusterset-agent', status))
     .addCommand(leaderCommand(io, status, configCommand('run', 'run the leader controllers (same flags as run)', runLeaderProcess, 'clusterset-agent leader', status)))
+    .addCommand(joinCommand(io, status))
+    .addCommand(leaveCommand(io, status))
     .addCommand(statusCommand(io, status))
     .addCommand(
       new Command('version').summary('print the version').description('Prints the version.').action(() => {

@@ -65,6 +65,8 @@ export interface MemberToken {
   /** A `v1 Secret` (type Opaque, data `ca.crt` and `token`) for the member cluster, as YAML. */
   readonly secretYaml: string;
   readonly serviceAccount: string;
+  /** The token itself (what the Secret carries), for callers that write the Secret themselves. */
+  readonly token: string;
   /** When the token expires, as the API server reports it. */
   readonly expiresAt: Date | undefined;
 }
@@ -250,7 +252,7 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
     },
   };
   log(`apply the Secret in the member cluster (namespace ${memberNamespace}) and point the ClusterSet's spec.leaders[0] at server ${server}, secret ${secretName}`);
-  return { secretYaml: stringify(secret, { lineWidth: 0 }), serviceAccount, expiresAt };
+  return { secretYaml: stringify(secret, { lineWidth: 0 }), serviceAccount, token, expiresAt };
 }
 
 async function ensureMemberRole(rbac: RbacAuthorizationV1Api, namespace: string, log: (message: string) => void): Promise<void> {

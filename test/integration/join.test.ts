@@ -1,0 +1,208 @@
+// `clusterset-agent join` and `leave` on real control planes: a leader (CRDs, namespace, its
+// ClusterSet and the member Role, as the chart in mode=leader leaves it) and a member running
+// the agent. The commands run as a cluster-admin ServiceAccount of their own on each side, so
+// the audit logs tell their writes from the agent's.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Command } from 'commander';
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CLUSTER_ID_ANNOTATION, CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../src/api/types.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import { runCommand, type ExitStatus } from '../../src/cli/command.js';
+import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
+import { loadConfig } from '../../src/config/config.js';
+import { MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { readAuditEvents } from '../harness/agent-process.js';
+import { ANTREA_MEMBER_ROLE_RULES, AGENT_NS, capturedLogger, installCrds, LEADER_NS, setupLeader } from '../harness/clusterset.js';
+import { freePort, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { createNamespace, issueToken, tokenConfig } from '../harness/kube.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const CS = 'prod';
+const JOINER = 'joiner';
+const JOINER_USER = `system:serviceaccount:kube-system:${JOINER}`;
+
+async function cli(command: 'join' | 'leave', args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
+  const exit: ExitStatus = { code: 0 };
+  const made = command === 'join' ? joinCommand(io, exit) : leaveCommand(io, exit);
+  const code = await runCommand(new Command('clusterset-agent').addCommand(made), [command, ...args], io, exit);
+  return { code, ...out };
+}
+
+/** A kubeconfig file for a cluster-admin ServiceAccount `joiner`, so its requests stand apart in the audit log. */
+async function joinerKubeconfig(cp: ControlPlane, file: string): Promise<string> {
+  const kc = cp.adminConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace: 'kube-system', body: { metadata: { name: JOINER } } });
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: { metadata: { name: JOINER }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: JOINER, namespace: 'kube-system' }] },
+  });
+  const token = await issueToken(kc, 'kube-system', JOINER);
+  writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters:
+- name: ${cp.name}
+  cluster:
+    server: ${cp.server}
+    certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}
+users:
+- name: ${JOINER}
+  user:
+    token: ${token}
+contexts:
+- name: ${cp.name}
+  context: {cluster: ${cp.name}, user: ${JOINER}}
+current-context: ${cp.name}
+`);
+  return file;
+}
+
+describe('clusterset-agent join and leave', () => {
+  let leader: ControlPlane;
+  let member: ControlPlane;
+  let agent: Agent | undefined;
+  const log = capturedLogger();
+  const files = { leader: '', member: '' };
+  let before_: { leader: string[]; member: string[] } = { leader: [], member: [] };
+
+  const joinerWrites = (cp: ControlPlane, sinceMs: number) => readAuditEvents(cp.auditLogPath, (e) =>
+    e.user.username === JOINER_USER && ['create', 'update', 'patch', 'delete', 'deletecollection'].includes(e.verb) && Date.parse(e.requestReceivedTimestamp) >= sinceMs)
+    .map((e) => `${e.verb} ${e.objectRef?.resource ?? ''} ${e.objectRef?.name ?? ''}`);
+  const sides = (extra: readonly string[] = []) => ['--leader-kubeconfig', files.leader, '--member-kubeconfig', files.member, ...extra];
+  const joinArgs = (extra: readonly string[] = []) => sides(['--cluster-id', 'east', '--clusterset', CS, '--wait', '60', ...extra]);
+
+  /** What join and leave touch, as `kind ns/name` lines, sorted. */
+  async function objects(cp: ControlPlane, side: 'leader' | 'member'): Promise<string[]> {
+    const kc = cp.adminConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const ns = side === 'leader' ? LEADER_NS : AGENT_NS;
+    const names = (kind: string, items: readonly { metadata?: { namespace?: string; name?: string } }[]) => items.map((o) => `${kind} ${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`);
+    const crs = async (d: { group: string; version: string; plural: string }) =>
+      ((await custom.listNamespacedCustomObject({ group: d.group, version: d.version, plural: d.plural, namespace: ns })) as { items: ClusterSet[] }).items;
+    const list = [
+      ...names('ServiceAccount', (await core.listNamespacedServiceAccount({ namespace: ns })).items),
+      ...names('Secret', (await core.listNamespacedSecret({ namespace: ns })).items),
+      ...names('RoleBinding', (await kc.makeApiClient(RbacAuthorizationV1Api).listNamespacedRoleBinding({ namespace: ns })).items),
+      ...names('Role', (await kc.makeApiClient(RbacAuthorizationV1Api).listNamespacedRole({ namespace: ns })).items),
+      ...names('ClusterSet', await crs(CLUSTERSET)),
+      ...(side === 'leader' ? names('MemberClusterAnnounce', await crs(MEMBER_CLUSTER_ANNOUNCE)) : []),
+    ];
+    return list.sort();
+  }
+
+  before(async () => {
+    [leader, member] = await Promise.all([startControlPlane('leader', { auditLog: true }), startControlPlane('east', { auditLog: true })]);
+    // The leader as the chart in mode=leader leaves it: CRDs, namespace, ClusterSet, member Role.
+    await setupLeader(leader, 'leader');
+    const leaderCustom = leader.adminConfig().makeApiClient(CustomObjectsApi);
+    // setupLeader names the leader's ClusterSet after the tests' default; this test's is `prod`.
+    await leaderCustom.createNamespacedCustomObject({
+      group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: LEADER_NS,
+      body: { apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: CS }, spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] } },
+    });
+    await leader.adminConfig().makeApiClient(RbacAuthorizationV1Api).createNamespacedRole({ namespace: LEADER_NS, body: { metadata: { name: MEMBER_ROLE_NAME }, rules: [...ANTREA_MEMBER_ROLE_RULES] } });
+    // The member as the chart leaves it: CRDs, the agent's namespace, the agent running.
+    await installCrds(member);
+    await createNamespace(member.adminConfig(), AGENT_NS);
+    const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+    agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2, requestTimeoutSeconds: 1 } }, log.logger, member.adminConfig());
+    files.leader = await joinerKubeconfig(leader, path.join(path.dirname(leader.kubeconfigPath), 'joiner.kubeconfig'));
+    files.member = await joinerKubeconfig(member, path.join(path.dirname(member.kubeconfigPath), 'joiner.kubeconfig'));
+    before_ = { leader: await objects(leader, 'leader'), member: await objects(member, 'member') };
+  });
+  after(async () => {
+    await agent?.stop();
+    await Promise.all([leader.stop(), member.stop()]);
+  });
+  onFailureShowLogs(() => [leader, member], () => `--- agent log ---\n${log.text()}`);
+
+  it('--dry-run checks and prints what join would write, and writes nothing', async () => {
+    const since = Date.now();
+    const res = await cli('join', joinArgs(['--dry-run']));
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /kind: ClusterSet[\s\S]*clusterID: east[\s\S]*server: https:\/\/127\.0\.0\.1:\d+/);
+    assert.match(res.stdout, /kind: Secret[\s\S]*token: <token issued by join>/);
+    assert.match(res.stdout, /ServiceAccount antrea-multicluster\/member-east/);
+    assert.deepEqual([...joinerWrites(leader, since), ...joinerWrites(member, since)], []);
+  });
+
+  it('joins from nothing: access on the leader, Secret and ClusterSet in the member, Ready', async () => {
+    const res = await cli('join', joinArgs());
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 5 object\(s\) written\n$/);
+    for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
+      assert.ok(res.stderr.includes(line), `${line}\n${res.stderr}`);
+    }
+    assert.match(res.stderr, /waiting for ClusterSet clusterset-agent\/prod: Ready=True \(Connected\)/);
+    const sa = await leader.adminConfig().makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+    assert.equal(sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION], 'east');
+    const cs = (await member.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS, name: CS,
+    })) as ClusterSet;
+    assert.deepEqual(cs.spec, { clusterID: 'east', namespace: LEADER_NS, leaders: [{ clusterID: 'leader', server: leader.server, secret: 'leader-token' }] });
+  });
+
+  it('a second join changes nothing: no write on either cluster', async () => {
+    const since = Date.now();
+    const res = await cli('join', joinArgs());
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stdout, /nothing written, all in place/);
+    assert.deepEqual({ leader: joinerWrites(leader, since), member: joinerWrites(member, since) }, { leader: [], member: [] });
+  });
+
+  it('refuses, before writing anything in the member, a wrong cluster ID for an existing ServiceAccount, a wrong CA and an unreachable leader', async () => {
+    const core = leader.adminConfig().makeApiClient(CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace: LEADER_NS, body: { metadata: { name: 'member-west', annotations: { [CLUSTER_ID_ANNOTATION]: 'south' } } } });
+    const otherCa = path.join(path.dirname(member.kubeconfigPath), 'member-ca.crt');
+    writeFileSync(otherCa, member.caPem);
+    const closed = await freePort();
+    const cases: [string, string[], RegExp][] = [
+      ['wrong cluster ID', sides(['--cluster-id', 'west', '--clusterset', 'west-cs', '--secret-name', 'west-token', '--leader-cluster-id', 'leader', '--wait', '5']), /ServiceAccount antrea-multicluster\/member-west belongs to member "south"/],
+      ['another membership\'s Secret', sides(['--cluster-id', 'north', '--clusterset', 'north-cs', '--leader-cluster-id', 'leader']), /Secret clusterset-agent\/leader-token in the member holds the token of ServiceAccount antrea-multicluster\/member-east, not antrea-multicluster\/member-north: it serves another membership/],
+      ['wrong CA', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w', '--leader-ca-file', otherCa]), /the leader CA does not verify https:\/\/127\.0\.0\.1:\d+/],
+      ['unreachable leader', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w', '--leader-server', `https://127.0.0.1:${String(closed)}`]), /the leader at https:\/\/127\.0\.0\.1:\d+ is unreachable from here \(ECONNREFUSED\)/],
+    ];
+    for (const [what, args, message] of cases) {
+      const since = Date.now();
+      const res = await cli('join', args);
+      assert.equal(res.code, 4, `${what}: ${res.stdout}${res.stderr}`);
+      assert.match(res.stderr, /^refused, nothing written:\n/, what);
+      assert.match(res.stderr, message, what);
+      assert.deepEqual(joinerWrites(member, since), [], `${what}: no write in the member`);
+      assert.deepEqual(joinerWrites(leader, since), [], `${what}: no write on the leader either`);
+    }
+    // The existing membership is named precisely when a join contradicts it.
+    const res = await cli('join', sides(['--cluster-id', 'east2', '--clusterset', CS]));
+    assert.equal(res.code, 4);
+    assert.match(res.stderr, /the member already has ClusterSet clusterset-agent\/prod for another membership: spec\.clusterID is "east", join needs "east2"/);
+    await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-west' });
+  });
+
+  it('leave leaves both clusters as before join, and the old token is refused', async () => {
+    const secret = await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' });
+    const token = Buffer.from(secret.data?.['token'] ?? '', 'base64').toString('utf8');
+    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stderr, /leader: deleted ServiceAccount antrea-multicluster\/member-east; every token issued for it is void/);
+    assert.deepEqual({ leader: await objects(leader, 'leader'), member: await objects(member, 'member') }, before_);
+    // The apiserver caches a token's authentication for a few seconds: refused within seconds.
+    const api = tokenConfig(leader, token).makeApiClient(CustomObjectsApi);
+    await waitFor('the old token refused (401)', async () => {
+      try {
+        await api.listNamespacedCustomObject({ group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 401;
+      }
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    const again = await cli('leave', sides(['--clusterset', CS]));
+    assert.equal(again.code, 4);
+    assert.match(again.stderr, /the member has no ClusterSet clusterset-agent\/prod: nothing to leave/);
+  });
+});
