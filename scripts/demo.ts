@@ -1,9 +1,10 @@
 // The README's main command: a three-cluster ClusterSet with nothing but this project. A leader
 // running `clusterset-agent leader run` and two members (east, west) running the agent, each a
-// real kube-apiserver + etcd on loopback, the chart installed with the built helm, member
-// tokens issued by the project's own helper, every process running with nothing but its chart
+// real kube-apiserver + etcd on loopback, the chart installed with the built helm, each member
+// joined with `clusterset-agent join`, every process running with nothing but its chart
 // ServiceAccount's token. east exports a Service; it appears in west as antrea-mc-<name> with
-// east's endpoint; east leaves and the import disappears from west.
+// east's endpoint; `clusterset-agent status` shows the ClusterSet; east leaves with
+// `clusterset-agent leave` and the import disappears from west.
 //
 //   npm run demo              # runs until Ctrl-C, which stops everything
 //   npm run demo -- --once    # stops by itself at the end (used by the e2e test)
@@ -16,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { k8sBins, repoRoot } from '../test/harness/bins.js';
-import { AGENT_NS, CLUSTERSET_ID, LEADER_NS, readyCondition, clusterSetApi } from '../test/harness/clusterset.js';
+import { AGENT_NS, CLUSTERSET_ID, LEADER_NS } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { issueToken } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
@@ -92,13 +93,9 @@ function spawnCli(name: string, args: readonly string[], env: Record<string, str
   return child;
 }
 
-async function joinMember(l: ControlPlane, m: ControlPlane, id: string): Promise<void> {
+async function installMember(m: ControlPlane, id: string): Promise<void> {
   say(`${id}: helm install clusterset-agent (CRDs, ServiceAccount, least-privilege RBAC, config)`);
   show(await helm(m, ['install', 'clusterset-agent', chart, '--namespace', AGENT_NS, '--create-namespace']));
-  say(`leader: clusterset-agent leader create-member-token --member-id ${id} | kubectl apply (${id})`);
-  const secretYaml = await run(process.execPath, [...cli, 'leader', 'create-member-token', '--member-id', id, '--kubeconfig', l.kubeconfigPath,
-    '--member-namespace', AGENT_NS]);
-  show(await kubectl(m, ['apply', '-f', '-'], secretYaml));
   const { sa, file } = await serviceAccountKubeconfig(m, AGENT_NS, 'clusterset-agent');
   const configMap = parse(await kubectl(m, ['get', 'configmap', '-n', AGENT_NS, '-l', 'app.kubernetes.io/instance=clusterset-agent', '-o', 'yaml'])) as { items: { data?: Record<string, string> }[] };
   const configText = Object.values(configMap.items[0]?.data ?? {})[0];
@@ -108,14 +105,15 @@ async function joinMember(l: ControlPlane, m: ControlPlane, id: string): Promise
   say(`${id}: the agent as a local process with only the token of ServiceAccount ${AGENT_NS}/${sa} and the chart's config`);
   spawnCli(`${id} agent`, ['run', '--config', configFile, '--kubeconfig', file, '--namespace', AGENT_NS,
     '--heartbeat-interval', values.interval, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { POD_NAMESPACE: AGENT_NS });
-  await kubectl(m, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
-kind: ClusterSet
-metadata: { name: ${CLUSTERSET_ID}, namespace: ${AGENT_NS} }
-spec:
-  clusterID: ${id}
-  namespace: ${LEADER_NS}
-  leaders: [ { clusterID: leader, server: "${l.server}", secret: leader-token } ]
-`);
+}
+
+/** `clusterset-agent join`: the member's access on the leader, its Secret and ClusterSet, then Ready. */
+async function joinMember(l: ControlPlane, m: ControlPlane, id: string, extra: readonly string[] = []): Promise<void> {
+  const args = ['join', '--leader-kubeconfig', l.kubeconfigPath, '--member-kubeconfig', m.kubeconfigPath, '--cluster-id', id, '--clusterset', CLUSTERSET_ID, ...extra];
+  say(`clusterset-agent ${args.join(' ').replaceAll(dir, '…')}`);
+  const child = execFileAsync(process.execPath, [...cli, ...args], { encoding: 'utf8' });
+  child.child.stderr?.on('data', (chunk: Buffer) => { show(chunk.toString('utf8')); });
+  show((await child).stdout);
 }
 
 async function exists(read: () => Promise<unknown>): Promise<boolean> {
@@ -136,21 +134,16 @@ async function main(): Promise<void> {
 
   say('leader: helm install (mode=leader): CRDs, the leader namespace, the member Role, admission policies, the leader controller');
   show(await helm(l, ['install', 'clusterset-leader', chart, '--set', 'mode=leader', '--namespace', 'default']));
-  await kubectl(l, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
-kind: ClusterSet
-metadata: { name: ${CLUSTERSET_ID}, namespace: ${LEADER_NS} }
-spec: { clusterID: leader, leaders: [ { clusterID: leader } ] }
-`);
   const leaderAccess = await serviceAccountKubeconfig(l, 'default', 'clusterset-leader');
   say(`leader: clusterset-agent leader run, as a local process with only the token of ServiceAccount default/${leaderAccess.sa}`);
   spawnCli('leader', ['leader', 'run', '--kubeconfig', leaderAccess.file, '--namespace', 'default',
     '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { CSA_LEADER_NAMESPACE: LEADER_NS });
 
-  await joinMember(l, east, 'east');
+  await installMember(east, 'east');
+  await installMember(west, 'west');
+  // The first join also creates the leader's ClusterSet; the second finds it.
+  await joinMember(l, east, 'east', ['--leader-cluster-id', 'leader']);
   await joinMember(l, west, 'west');
-  for (const m of [east, west]) {
-    await waitFor(`${m.name} ClusterSet Ready`, async () => readyCondition(await clusterSetApi(m.adminConfig()).get(CLUSTERSET_ID))?.status === 'True', { timeoutMs: 60_000, intervalMs: 250 });
-  }
   say('east, west: kubectl get clustersets');
   show(await kubectl(east, ['get', 'clustersets', '-n', AGENT_NS]));
   show(await kubectl(west, ['get', 'clustersets', '-n', AGENT_NS]));
@@ -185,8 +178,14 @@ spec: { clusterID: leader, leaders: [ { clusterID: leader } ] }
   say('west: the imported Service, its Endpoints (east\'s ClusterIP) and the ServiceImport');
   show(await kubectl(west, ['get', 'services,endpoints,serviceimports', '-n', 'default', '-l', 'app.kubernetes.io/managed-by=clusterset-agent']));
 
-  say('east: kubectl delete clusterset (east leaves the ClusterSet)');
-  show(await kubectl(east, ['delete', 'clusterset', CLUSTERSET_ID, '-n', AGENT_NS]));
+  say('clusterset-agent status (against the leader): members, exports, imports at a glance');
+  // Exit 3 (something needs attention) is an answer too: show it either way.
+  show((await execFileAsync(process.execPath, [...cli, 'status', '--kubeconfig', l.kubeconfigPath], { encoding: 'utf8' })
+    .catch((err: unknown) => err as { stdout: string })).stdout);
+  say(`clusterset-agent leave --clusterset ${CLUSTERSET_ID} (east leaves: its ClusterSet, Secret and access on the leader)`);
+  const leaving = execFileAsync(process.execPath, [...cli, 'leave', '--leader-kubeconfig', l.kubeconfigPath, '--member-kubeconfig', east.kubeconfigPath, '--clusterset', CLUSTERSET_ID], { encoding: 'utf8' });
+  leaving.child.stderr?.on('data', (chunk: Buffer) => { show(chunk.toString('utf8')); });
+  show((await leaving).stdout);
   await waitFor('antrea-mc-web gone from west', async () => !(await exists(() => westCore.readNamespacedService({ namespace: 'default', name: 'antrea-mc-web' }))), { timeoutMs: 60_000, intervalMs: 250 });
   say('west: the import is gone with east');
   show(await kubectl(west, ['get', 'services', '-n', 'default']));

@@ -1,5 +1,5 @@
 // The README's main command, end to end: a three-cluster ClusterSet with nothing but this
-// project. Charts installed with the built helm, member tokens from the project's own helper,
+// project. Charts installed with the built helm, members joined with `clusterset-agent join`,
 // `leader run` and both agents running with only their chart ServiceAccount's token (which
 // proves the charts' RBAC is enough); east exports a Service, west imports it with east's
 // endpoint; east leaves and west's import disappears.
@@ -39,6 +39,13 @@ describe('npm run demo', () => {
     assert.match(after, /test-clusterset\s+1\s+1\s+leader\s+True\s/);
     assert.match(out, /only the token of ServiceAccount default\/clusterset-leader-clusterset-agent/);
     assert.match(out, /only the token of ServiceAccount clusterset-agent\/clusterset-agent/);
+    // Members joined with `join`, which waited for Ready; `status` and `leave` ran.
+    assert.match(out, /member east joined ClusterSet test-clusterset \(leader leader\): Ready \(Connected\); \d+ object\(s\) written/);
+    assert.match(out, /member west joined ClusterSet test-clusterset \(leader leader\): Ready \(Connected\)/);
+    assert.match(out, /leader: created ClusterSet antrea-multicluster\/test-clusterset \(leader leader\)/);
+    assert.match(out, /Members: {4}2 of 2 ready/);
+    assert.match(out, /leader: deleted ServiceAccount antrea-multicluster\/member-east; every token issued for it is void/);
+    assert.match(out, /left ClusterSet test-clusterset: \d+ object\(s\) removed/);
     assert.deepEqual(leftoverHarnessProcesses().filter((p) => /\/demo-(leader|east|west)-/.test(p.cmdline)), []);
   });
 });
