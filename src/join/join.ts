@@ -254,7 +254,11 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         memberId: options.clusterID, namespace: options.leaderNamespace, serviceAccount: options.serviceAccount,
         secretName: options.secretName, memberNamespace: options.memberNamespace,
         ...(options.durationSeconds !== undefined && { durationSeconds: options.durationSeconds }),
-        log: (line) => { if (/^(created|added|issued|Role .* lacked)/.test(line)) note(`leader: ${line}`); else options.progress(`leader: ${line}`); },
+        log: (line) => {
+          if (/^(created|added|issued|Role .* lacked)/.test(line)) note(`leader: ${line}`);
+          // Its closing advice (apply the Secret, write the ClusterSet) is what join does next.
+          else if (!line.startsWith('apply the Secret')) options.progress(`leader: ${line}`);
+        },
       });
       token = issued.token;
     } catch (err) {
