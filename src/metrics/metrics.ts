@@ -13,6 +13,10 @@
 // | clusterset_agent_apiserver_connections_opened_total | counter | (none)                      |
 // | clusterset_agent_apiserver_throttled_requests_total | counter | (none)                      |
 // | clusterset_agent_apiserver_throttled_seconds_total  | counter | (none)                      |
+// | clusterset_agent_leader_members                  | gauge     | clusterset, state (leader)  |
+// | clusterset_agent_leader_exports                  | gauge     | verdict (leader)            |
+// | clusterset_agent_leader_aggregation_errors_total | counter   | reason (leader)             |
+// | clusterset_agent_leader_writes_total             | counter   | resource, verb (leader)     |
 //
 // plus prom-client's default process and Node.js metrics (CPU, memory, event loop lag, GC, ...).
 //
@@ -55,6 +59,8 @@ export class AgentMetrics {
   readonly #isLeader: Gauge;
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
+  readonly #leaderExports: Gauge<'verdict'>;
+  readonly #aggregationErrors: Counter<'reason'>;
   #connectionStats: ConnectionStats | undefined;
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
@@ -126,6 +132,18 @@ export class AgentMetrics {
       name: `${PREFIX}leader_members`,
       help: 'leader run: member clusters of a leader ClusterSet, by liveness state (ready|disconnected).',
       labelNames: ['clusterset', 'state'] as const,
+      registers,
+    });
+    this.#leaderExports = new Gauge({
+      name: `${PREFIX}leader_exports`,
+      help: 'leader run: ResourceExports in the leader namespace by the leader\'s verdict (accepted|refused|pending).',
+      labelNames: ['verdict'] as const,
+      registers,
+    });
+    this.#aggregationErrors = new Counter({
+      name: `${PREFIX}leader_aggregation_errors_total`,
+      help: 'leader run: failures to aggregate exports into a ResourceImport (the write failed), by reason.',
+      labelNames: ['reason'] as const,
       registers,
     });
     const connectionStats = () => this.#connectionStats;
@@ -232,6 +250,16 @@ export class AgentMetrics {
       this.#leaderMembers.set(labels, value);
       this.#track(clusterSet, this.#leaderMembers, labels);
     }
+  }
+
+  /** leader run: how many ResourceExports the leader accepted, refused, or has not judged yet. */
+  setLeaderExports(counts: { readonly accepted: number; readonly refused: number; readonly pending: number }): void {
+    for (const verdict of ['accepted', 'refused', 'pending'] as const) this.#leaderExports.set({ verdict }, counts[verdict]);
+  }
+
+  /** leader run: an import could not be written (API error); `reason` as the error classifier names it. */
+  recordAggregationError(reason: string): void {
+    this.#aggregationErrors.inc({ reason });
   }
 
   /** leader run: one write to the leader API server. */

@@ -505,6 +505,10 @@ async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   m.recordImport('cs', 'ServiceImport', 'created');
   m.recordRejection('cs', 'deniedNamespace');
   m.setElected(true);
+  m.setLeaderMembers('cs', 1, 2);
+  m.setLeaderExports({ accepted: 2, refused: 1, pending: 0 });
+  m.recordAggregationError('Conflict');
+  m.recordLeaderWrite('resourceimports', 'create');
   const names = new Map<string, Set<string>>();
   for (const sample of parseMetrics(await m.metrics())) {
     const labels = names.get(sample.name) ?? new Set<string>();
@@ -639,6 +643,73 @@ describe('Helm chart: metrics Service, monitors, alerts and anti-affinity', () =
     assert.match(byName.get('ClusterSetImportRejections')?.expr ?? '', /\[15m\]\)\) >= 1\)/);
     // A counter series that first appears inside the window (increase() cannot see its first increments) also fires.
     assert.match(byName.get('ClusterSetImportRejections')?.expr ?? '', /unless clusterset_agent_import_rejections_total\{namespace="clusterset-agent"\} offset 15m/);
+  });
+
+  it('in mode=leader, scrapes the leader controller and alerts on its metrics: PromQL that parses and uses only what leader run exports', async () => {
+    const docs = await render({
+      mode: 'leader', 'metrics.podMonitor.enabled': true, 'metrics.prometheusRule.enabled': true,
+      'metrics.prometheusRule.alertLabels.team': 'platform', 'metrics.prometheusRule.leader.aggregationErrors.threshold': 3,
+    });
+    const leaderPods = (find(docs, 'Deployment', `${FULLNAME}-leader`) as V1Deployment).spec?.template.metadata?.labels;
+    const monitor = find(docs, 'PodMonitor', FULLNAME) as Monitor;
+    assertSelects(monitor.spec.selector.matchLabels, leaderPods, 'PodMonitor selector vs leader Pod labels');
+    assert.equal(monitor.spec.selector.matchLabels['app.kubernetes.io/component'], 'leader');
+    // Only the leader's rules: the member alerts watch series a leader never has.
+    assert.deepEqual(docs.filter((d) => d.kind === 'PrometheusRule').map((d) => d.metadata.name), [`${FULLNAME}-leader`]);
+    const rules = (find(docs, 'PrometheusRule', `${FULLNAME}-leader`) as PrometheusRule).spec.groups.flatMap((g) => g.rules);
+    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetNoReadyMember', 'ClusterSetMemberDisconnected', 'ClusterSetExportsRefused', 'ClusterSetAggregationErrors']);
+    const exported = await exportedMetrics();
+    for (const r of rules) {
+      const parsed = promql(r.expr);
+      assert.deepEqual(parsed.errors, [], `${r.alert}: PromQL syntax error at ${JSON.stringify(parsed.errors)} in:\n${r.expr}`);
+      const allowed = new Set(['namespace']);
+      for (const metric of parsed.metrics) {
+        assert.ok(metric.startsWith('clusterset_agent_leader_'), `${r.alert} watches a leader metric, not ${metric}`);
+        const labels = exported.get(metric);
+        assert.ok(labels, `${r.alert}: ${metric} is not a metric leader run exports`);
+        for (const label of labels) allowed.add(label);
+      }
+      for (const label of parsed.labels) assert.ok(allowed.has(label), `${r.alert}: label ${label} is not one of ${[...allowed].join(', ')}`);
+      assert.ok(r.expr.includes(`namespace="${RELEASE_NS}"`), `${r.alert} selects namespace ${RELEASE_NS}`);
+      assert.equal(r.labels['team'], 'platform');
+    }
+    assert.match(rules.find((r) => r.alert === 'ClusterSetAggregationErrors')?.expr ?? '', /\[15m\]\)\) >= 3\)/);
+    assert.match(rules.find((r) => r.alert === 'ClusterSetNoReadyMember')?.expr ?? '', /state="ready"\}\) == 0\nand on \(namespace, clusterset\)/);
+    // A member release renders the member rules only.
+    const member = await render({ 'metrics.prometheusRule.enabled': true });
+    assert.deepEqual(member.filter((d) => d.kind === 'PrometheusRule').map((d) => d.metadata.name), [FULLNAME]);
+  });
+
+  it('ships a Grafana dashboard for both roles whose every query parses and uses only exported metrics, and covers every agent metric', async () => {
+    assert.deepEqual((await render()).filter((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-dashboard')), []);
+    const docs = await render({ 'metrics.grafanaDashboard.enabled': true, 'metrics.grafanaDashboard.namespace': 'monitoring' });
+    const cm = find(docs, 'ConfigMap', `${FULLNAME}-dashboard`) as V1ConfigMap;
+    assert.equal(cm.metadata?.namespace, 'monitoring');
+    assert.equal(cm.metadata?.labels?.['grafana_dashboard'], '1', "labelled for Grafana's sidecar");
+    const dashboard = JSON.parse(cm.data?.['clusterset-agent.json'] ?? '') as { uid: string; panels: { title: string; type: string; targets?: { expr: string }[] }[] };
+    assert.equal(dashboard.uid, 'clusterset-agent');
+    const exported = await exportedMetrics();
+    const process_ = new Set(['process_resident_memory_bytes', 'process_cpu_seconds_total']);
+    const used = new Set<string>();
+    const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
+    assert.ok(queries.length >= 10, `${String(queries.length)} queries`);
+    for (const q of queries) {
+      const parsed = promql(q.expr);
+      assert.deepEqual(parsed.errors, [], `${q.panel}: PromQL syntax error at ${JSON.stringify(parsed.errors)} in ${q.expr}`);
+      for (const metric of parsed.metrics) {
+        assert.ok(exported.has(metric) || process_.has(metric), `${q.panel}: ${metric} is not exported by the agent or leader run`);
+        used.add(metric.replace(/_bucket$/, ''));
+      }
+    }
+    const agentMetrics = [...exported.keys()].filter((m) => !/_(bucket|sum|count)$/.test(m)).map((m) => m);
+    const histograms = [...exported.keys()].filter((m) => m.endsWith('_bucket')).map((m) => m.replace(/_bucket$/, ''));
+    for (const metric of [...agentMetrics.filter((m) => !histograms.some((h) => m === h)), ...histograms]) {
+      assert.ok(used.has(metric), `no dashboard panel shows ${metric}`);
+    }
+    // A dashboard without metrics to show is refused, like the monitors.
+    const res = await helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, ...sets({ 'metrics.enabled': false, 'metrics.grafanaDashboard.enabled': true })]);
+    assert.notEqual(res.code, 0);
+    assert.match(res.stderr, /metrics\.grafanaDashboard\.enabled needs metrics\.enabled=true/);
   });
 
   it('refuses monitors without metrics, two monitors at once, and unknown or malformed monitoring values', async () => {

@@ -38,3 +38,16 @@ which increase() cannot see): (list "metric_total" "{selector}" "15m" "by (label
 or
 (sum {{ $by }} ({{ $m }}{{ $sel }} unless {{ $m }}{{ $sel }} offset {{ $w }}) >= {{ $min }})
 {{- end }}
+
+{{/* True (non-empty) when this release runs a process that serves metrics: the member agent, or `leader run` in mode=leader. */}}
+{{- define "clusterset-agent.monitored" -}}
+{{- if or (include "clusterset-agent.isMember" .) (and (eq .Values.mode "leader") .Values.leader.controller.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* The labels of the Pods that serve metrics: the agent's, or in mode=leader the leader controller's. */}}
+{{- define "clusterset-agent.metricsPodLabels" -}}
+{{ include "clusterset-agent.selectorLabels" . }}
+{{- if not (include "clusterset-agent.isMember" .) }}
+app.kubernetes.io/component: leader
+{{- end }}
+{{- end }}
