@@ -1,16 +1,16 @@
-// Regenerates the configuration docs from src/config/schema.ts: the README's configuration
+// Regenerates the configuration docs from src/config/schema.ts: docs/configuration.md's
 // table and the `config` section of the chart's values.schema.json.
 //   npm run config:docs            rewrite both files
 //   npm run config:docs -- --check exit 1, naming the stale files, instead of writing
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { README_PATH, updateReadme, updateValuesSchema, VALUES_SCHEMA_PATH } from '../src/config/docs.js';
+import { CONFIG_DOC_PATH, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../src/config/docs.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');
 const stale: string[] = [];
-for (const [file, update] of [[README_PATH, updateReadme], [VALUES_SCHEMA_PATH, updateValuesSchema]] as const) {
+for (const [file, update] of [[CONFIG_DOC_PATH, updateConfigDoc], [VALUES_SCHEMA_PATH, updateValuesSchema]] as const) {
   const full = path.join(root, file);
   const before = readFileSync(full, 'utf8');
   const after = update(before);

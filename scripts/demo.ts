@@ -9,17 +9,16 @@
 //   npm run demo              # runs until Ctrl-C, which stops everything
 //   npm run demo -- --once    # stops by itself at the end (used by the e2e test)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { k8sBins, repoRoot } from '../test/harness/bins.js';
 import { AGENT_NS, CLUSTERSET_ID, LEADER_NS } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
-import { issueToken } from '../test/harness/kube.js';
+import { chartAgentConfig, chartServiceAccountKubeconfig } from '../test/harness/chart-processes.js';
 import { waitFor } from '../test/harness/wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -63,21 +62,7 @@ const kubectl = (cp: ControlPlane, args: readonly string[], input?: string) => r
 const helm = (cp: ControlPlane, args: readonly string[]) => run(bins.helm, ['--kubeconfig', cp.kubeconfigPath, ...args]);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-demo-'));
 
-/** A kubeconfig holding only the token of the chart's ServiceAccount `sa` in `namespace`. */
-async function serviceAccountKubeconfig(cp: ControlPlane, namespace: string, instance: string): Promise<{ sa: string; file: string }> {
-  const sa = (await cp.adminConfig().makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace, labelSelector: `app.kubernetes.io/instance=${instance}` })).items[0]?.metadata?.name;
-  if (!sa) throw new Error(`the chart created no ServiceAccount in ${cp.name}/${namespace}`);
-  const token = await issueToken(cp.adminConfig(), namespace, sa);
-  const file = path.join(dir, `${cp.name}-${sa}.kubeconfig`);
-  writeFileSync(file, `apiVersion: v1
-kind: Config
-clusters: [ { name: cluster, cluster: { server: ${cp.server}, certificate-authority: ${cp.caFile} } } ]
-users: [ { name: ${sa}, user: { token: ${token} } } ]
-contexts: [ { name: sa, context: { cluster: cluster, user: ${sa} } } ]
-current-context: sa
-`, { mode: 0o600 });
-  return { sa, file };
-}
+const serviceAccountKubeconfig = (cp: ControlPlane, namespace: string, instance: string) => chartServiceAccountKubeconfig(cp, namespace, instance, dir);
 
 function spawnCli(name: string, args: readonly string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [...cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
@@ -97,11 +82,7 @@ async function installMember(m: ControlPlane, id: string): Promise<void> {
   say(`${id}: helm install clusterset-agent (CRDs, ServiceAccount, least-privilege RBAC, config)`);
   show(await helm(m, ['install', 'clusterset-agent', chart, '--namespace', AGENT_NS, '--create-namespace']));
   const { sa, file } = await serviceAccountKubeconfig(m, AGENT_NS, 'clusterset-agent');
-  const configMap = parse(await kubectl(m, ['get', 'configmap', '-n', AGENT_NS, '-l', 'app.kubernetes.io/instance=clusterset-agent', '-o', 'yaml'])) as { items: { data?: Record<string, string> }[] };
-  const configText = Object.values(configMap.items[0]?.data ?? {})[0];
-  if (!configText) throw new Error('the chart rendered no agent config');
-  const configFile = path.join(dir, `${id}-config.yaml`);
-  writeFileSync(configFile, configText);
+  const configFile = await chartAgentConfig(m, AGENT_NS, 'clusterset-agent', dir);
   say(`${id}: the agent as a local process with only the token of ServiceAccount ${AGENT_NS}/${sa} and the chart's config`);
   spawnCli(`${id} agent`, ['run', '--config', configFile, '--kubeconfig', file, '--namespace', AGENT_NS,
     '--heartbeat-interval', values.interval, '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { POD_NAMESPACE: AGENT_NS });

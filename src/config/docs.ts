@@ -1,10 +1,10 @@
-// Documentation derived from the configuration schema: the README's configuration table and
+// Documentation derived from the configuration schema: docs/configuration.md's table and
 // the `config` section of the Helm chart's values.schema.json. `npm run config:docs` writes
 // them (scripts/config-docs.ts); test/unit/config-docs.test.ts fails when they are stale.
 import { z } from 'zod';
 import { LEAVES, type Leaf } from './schema.js';
 
-export const README_PATH = 'README.md';
+export const CONFIG_DOC_PATH = 'docs/configuration.md';
 export const VALUES_SCHEMA_PATH = 'charts/clusterset-agent/values.schema.json';
 export const GENERATE_COMMAND = 'npm run config:docs';
 
@@ -33,18 +33,18 @@ function readmeSources(leaf: Leaf): string {
   return `${flag}${code(leaf.meta.env)}${fallback}${list}`;
 }
 
-/** The README's configuration table, one row per setting, between its markers. */
+/** docs/configuration.md's configuration table, one row per setting, between its markers. */
 export function renderConfigTable(): string {
   const rows = LEAVES.map((leaf) => `| ${code(leaf.path)} | ${cell(readmeSources(leaf))} | ${cell(readmeDefault(leaf))} | ${cell(leaf.meta.notes ?? leaf.meta.description)} |`);
   return [TABLE_BEGIN, '| Setting | Flag / env | Default | Notes |', '|---|---|---|---|', ...rows, TABLE_END].join('\n');
 }
 
 /** `readme` with its configuration table regenerated. Throws when the markers are missing. */
-export function updateReadme(readme: string): string {
+export function updateConfigDoc(readme: string): string {
   const begin = readme.indexOf(TABLE_BEGIN);
   const end = readme.indexOf(TABLE_END);
   if (begin === -1 || end === -1 || end < begin) {
-    throw new Error(`${README_PATH} has no configuration table markers; put these two lines where the table goes:\n${TABLE_BEGIN}\n${TABLE_END}`);
+    throw new Error(`${CONFIG_DOC_PATH} has no configuration table markers; put these two lines where the table goes:\n${TABLE_BEGIN}\n${TABLE_END}`);
   }
   return `${readme.slice(0, begin)}${renderConfigTable()}${readme.slice(end + TABLE_END.length)}`;
 }

@@ -49,9 +49,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-export function startProcess(name: string, command: string, args: readonly string[], logFile: string): ManagedProcess {
+export function startProcess(name: string, command: string, args: readonly string[], logFile: string, env?: NodeJS.ProcessEnv): ManagedProcess {
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(env !== undefined && { env }) });
   child.stdout.pipe(log, { end: false });
   child.stderr.pipe(log, { end: false });
   live.add(child);

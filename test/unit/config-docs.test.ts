@@ -1,4 +1,4 @@
-// The README's configuration table and the chart's values.schema.json `config` section are
+// docs/configuration.md's table and the chart's values.schema.json `config` section are
 // generated from src/config/schema.ts: editing the schema without `npm run config:docs` fails here.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_ENV_VARS, CONFIG_FLAGS } from '../../src/config/config.js';
-import { chartConfigSchema, README_PATH, renderConfigTable, updateReadme, updateValuesSchema, VALUES_SCHEMA_PATH } from '../../src/config/docs.js';
+import { chartConfigSchema, CONFIG_DOC_PATH, renderConfigTable, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../../src/config/docs.js';
 import { LEAVES } from '../../src/config/schema.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -14,10 +14,10 @@ const read = (file: string): string => readFileSync(path.join(root, file), 'utf8
 const STALE = 'stale: run `npm run config:docs` and commit the result';
 
 describe('generated configuration docs', () => {
-  it('README.md holds the table the schema generates', () => {
-    const readme = read(README_PATH);
-    assert.ok(readme.includes(renderConfigTable()), `${README_PATH}: configuration table ${STALE}`);
-    assert.equal(updateReadme(readme), readme, `${README_PATH} ${STALE}`);
+  it('docs/configuration.md holds the table the schema generates', () => {
+    const readme = read(CONFIG_DOC_PATH);
+    assert.ok(readme.includes(renderConfigTable()), `${CONFIG_DOC_PATH}: configuration table ${STALE}`);
+    assert.equal(updateConfigDoc(readme), readme, `${CONFIG_DOC_PATH} ${STALE}`);
   });
 
   it('values.schema.json holds the config section the schema generates', () => {
@@ -28,18 +28,18 @@ describe('generated configuration docs', () => {
   });
 
   it('notices a hand edit of either file', () => {
-    const readme = read(README_PATH);
+    const readme = read(CONFIG_DOC_PATH);
     const edited = readme.replace('| `imports.maxObjectsPerLeader` | `CSA_IMPORT_MAX_OBJECTS_PER_LEADER` | 5000 |', '| `imports.maxObjectsPerLeader` | `CSA_IMPORT_MAX_OBJECTS_PER_LEADER` | 4000 |');
-    assert.notEqual(edited, readme, 'the row to edit is in the README');
-    assert.equal(updateReadme(edited), readme);
+    assert.notEqual(edited, readme, 'the row to edit is in docs/configuration.md');
+    assert.equal(updateConfigDoc(edited), readme);
     const schema = JSON.parse(read(VALUES_SCHEMA_PATH)) as { properties: { config: { properties: { heartbeat: { properties: { failureThreshold: { minimum: number } } } } } } };
     schema.properties.config.properties.heartbeat.properties.failureThreshold.minimum = 0;
     const editedSchema = `${JSON.stringify(schema, null, 2)}\n`;
     assert.equal(updateValuesSchema(editedSchema), read(VALUES_SCHEMA_PATH));
   });
 
-  it('refuses a README without the table markers instead of appending a table somewhere', () => {
-    assert.throws(() => updateReadme('# no table here\n'), /no configuration table markers/);
+  it('refuses a configuration doc without the table markers instead of appending a table somewhere', () => {
+    assert.throws(() => updateConfigDoc('# no table here\n'), /no configuration table markers/);
   });
 
   it('documents every setting with its environment variable, flag and default', () => {
