@@ -94,6 +94,8 @@ describe('the docs\' runnable commands', () => {
       const res = await execFileAsync('bash', ['-euo', 'pipefail', '-c', block.script], { cwd: repoRoot, env, maxBuffer: 16 * 1024 * 1024, timeout: 240_000 })
         .then((r) => ({ code: 0, ...r }), (err: unknown) => err as { code: number; stdout: string; stderr: string });
       outputs.push(`--- block ${String(i + 1)} (${block.file}:${String(block.line)}) exit ${String(res.code)} ---\n${res.stdout}\n${res.stderr}`);
+      // What a reader of the docs would see, in the test log.
+      process.stdout.write(`${res.stdout}${res.stderr}`.split('\n').map((l) => `    | ${l}`).join('\n') + '\n');
       assert.equal(res.code, 0, `${block.file}:${String(block.line)} failed:\n${block.script}\n--- stdout ---\n${res.stdout}\n--- stderr ---\n${res.stderr}`);
       await runChartDeployments();
     });
