@@ -812,6 +812,7 @@ describe('Helm chart installed into real control planes', () => {
   });
 
   it('prints NOTES with the member Secret, the ClusterSet and how to read its Reason column', () => {
+    assert.match(installOutput, /clusterset-agent join --leader-context <leader> --member-context <this-member> \\\n\s+--cluster-id <member-id> --clusterset <clusterset-id> --member-namespace clusterset-agent/);
     assert.match(installOutput, /clusterset-agent leader create-member-token --member-id <member-id>/);
     assert.match(installOutput, /--namespace antrea-multicluster --member-namespace clusterset-agent/);
     assert.match(installOutput, /kubectl -n clusterset-agent create secret generic leader-token --from-file=ca\.crt=ca\.crt --from-file=token=token/);
