@@ -33,6 +33,8 @@ console.log('\n=== fuller control plane binaries: kube-controller-manager, kube-
 const controlDir = process.env.K8S_CONTROL_BINS_DIR ||
   execFileSync('bash', ['test/k8s-control/build-control-bins.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
 console.log(`using ${controlDir}`);
+console.log('\n=== MCS-API conformance suite v0.4.1 (test/integration/conformance.test.ts; own cache)');
+console.log(`using ${execFileSync('bash', ['test/conformance/build-conformance.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim()}`);
 
 const files = (dir) => readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join(dir, f));
 const extra = process.argv.slice(2);
