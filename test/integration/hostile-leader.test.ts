@@ -52,7 +52,7 @@ describe('a hostile leader', () => {
     for (const b of BENIGN_IMPORTS) await ri.create(b);
     await waitFor('every hostile import judged and the benign ones applied', () => {
       const counts = agent?.imports.counts(CLUSTERSET_ID);
-      return counts?.rejected === rejected.length && counts.conflicts === 1 && counts.total === 4;
+      return counts?.rejected === rejected.length && counts.conflicts === 1 && counts.total === 5;
     }, { timeoutMs: 30_000, intervalMs: 100 });
     await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
     await agent?.events.flush();
