@@ -1,5 +1,5 @@
 // The whole check, as the README's test command runs it: type-check, lint, build (or
-// reuse) the real control-plane binaries, run unit + integration tests, then prove no
+// reuse) the real control-plane binaries (bare and fuller), run unit + integration tests, then prove no
 // etcd/kube-apiserver outlived the tests.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
@@ -29,6 +29,12 @@ console.log('\n=== k8s binaries (built from Go modules on first use, then cached
 const binsDir = process.env.K8S_BINS_DIR ||
   execFileSync('bash', ['test/k8s-bins/build-k8s-bins.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
 console.log(`using ${binsDir}`);
+console.log('\n=== fuller control plane binaries: kube-controller-manager, kube-scheduler, kwok (own cache)');
+const controlDir = process.env.K8S_CONTROL_BINS_DIR ||
+  execFileSync('bash', ['test/k8s-control/build-control-bins.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+console.log(`using ${controlDir}`);
+console.log('\n=== MCS-API conformance suite v0.4.1 (test/integration/conformance.test.ts; own cache)');
+console.log(`using ${execFileSync('bash', ['test/conformance/build-conformance.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim()}`);
 
 const files = (dir) => readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join(dir, f));
 const extra = process.argv.slice(2);
@@ -37,7 +43,7 @@ const selected = extra.length > 0 ? extra : [...files('test/unit'), ...files('te
 // This run's harness root: the sweep below must not kill another run's (or a benchmark's) processes.
 const run = `run-${process.pid}-${Date.now().toString(36)}`;
 const res = spawnSync('node', ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...selected],
-  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir, CSA_HARNESS_RUN: run } });
+  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir, K8S_CONTROL_BINS_DIR: controlDir, CSA_HARNESS_RUN: run } });
 
 const root = path.join(os.tmpdir(), 'csa-harness', run) + '/';
 const leftovers = [];

@@ -177,6 +177,14 @@ export const IMPORTED_SERVICE_ANNOTATION = 'multicluster.antrea.io/imported-serv
 /** Annotation (value {@link ANNOTATION_TRUE}) on imported Antrea ClusterNetworkPolicies `antrea-mc-<name>`. */
 export const IMPORTED_ACNP_ANNOTATION = 'multicluster.antrea.io/imported-acnp';
 export const ANNOTATION_TRUE = 'true';
+/**
+ * On an Endpoints ResourceImport written by this project's leader: which exporting cluster each
+ * run of `spec.endpoints.subsets` came from, in order, as `<clusterID>=<count>,...` (e.g.
+ * `east=1,west=2`: the first subset is east's, the next two west's). Members use it to label
+ * the EndpointSlices they derive (KEP-1645 `multicluster.kubernetes.io/source-cluster`);
+ * Antrea's member ignores it, Antrea's leader never writes it.
+ */
+export const ENDPOINT_SOURCES_ANNOTATION = 'multicluster.clusterset-agent.io/endpoint-sources';
 
 /** Annotation on the member's ServiceAccount in the leader Namespace binding it to a cluster ID (leaders ≥ v2.7). */
 export const CLUSTER_ID_ANNOTATION = 'multicluster.antrea.io/cluster-id';
@@ -493,6 +501,10 @@ export interface ServiceImportSpec {
   type: ServiceImportType;
   sessionAffinity?: string;
   sessionAffinityConfig?: SessionAffinityConfig;
+  /** mcs-api v0.4.1 (KEP-1645 "Internal Traffic Policy"): carried over from the exported Service. */
+  internalTrafficPolicy?: string;
+  /** mcs-api v0.4.1 (KEP-1645 "Traffic Distribution"): carried over from the exported Service. */
+  trafficDistribution?: string;
 }
 
 export interface ServiceImportClusterStatus {
@@ -523,12 +535,10 @@ export interface ServiceExport extends KubeObject {
 
 /**
  * ServiceImport spec as embedded in a ResourceImport. The RI schema also carries the
- * mcs-api v0.5.0 extras, which the member's ServiceImport CRD does not have (pruned there).
+ * mcs-api v0.5.0 ipFamilies, which the member's ServiceImport CRD does not have (pruned there).
  */
 export interface ResourceImportServiceImportSpec extends ServiceImportSpec {
   ipFamilies?: string[];
-  internalTrafficPolicy?: string;
-  trafficDistribution?: string;
 }
 
 /** mcs-api ServiceImport embedded in a ResourceImport; only `spec` is meaningful. */

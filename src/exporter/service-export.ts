@@ -5,7 +5,8 @@
 //
 // The checks follow Antrea's ServiceExportReconciler, in its order: Service missing,
 // ExternalName, imported Service, no ready endpoints, then (ClusterIP mode only) no IPv4
-// ClusterIP. Everything is built deterministically (sorted, deduplicated addresses), so an
+// ClusterIP. Unlike Antrea, a headless Service is exported (with its Pod IPs), as KEP-1645
+// wants. Everything is built deterministically (sorted, deduplicated addresses), so an
 // unchanged source yields an identical spec and the exporter never rewrites an unchanged RE.
 import { isIPv4 } from 'node:net';
 import { sameCanonical } from '../kube/canonical.js';
@@ -50,6 +51,10 @@ export interface ServiceLike {
     clusterIP?: string;
     clusterIPs?: readonly string[];
     ports?: readonly CoreServicePort[];
+    sessionAffinity?: string;
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+    internalTrafficPolicy?: string;
+    trafficDistribution?: string;
   };
 }
 
@@ -82,6 +87,13 @@ function present<T extends object, K extends keyof T>(source: T | undefined, key
 const IDENTITY_KEYS = ['name', 'namespace', 'uid', 'resourceVersion'] as const;
 
 /**
+ * Service fields the Service RE carries besides `ports` and a headless `clusterIP: None`, so
+ * the leader can import them (KEP-1645: session affinity, internal traffic policy and traffic
+ * distribution of the exported Service). Antrea's leader reads only `ports` and ignores them.
+ */
+const CARRIED_SERVICE_FIELDS = ['sessionAffinity', 'sessionAffinityConfig', 'internalTrafficPolicy', 'trafficDistribution'] as const;
+
+/**
  * What the export cache keeps of a Service: its identity and the fields
  * {@link serviceExportPlan} reads, nothing else. The cache holds every Service of the member,
  * the ones this agent imported included (3,334 of them took 4.7 MiB of heap whole in a
@@ -91,7 +103,7 @@ export function serviceCacheEntry(service: ServiceLike & { metadata?: CacheIdent
   const imported = service.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION];
   return {
     metadata: { ...present(service.metadata, IDENTITY_KEYS), ...(imported !== undefined && { annotations: { [IMPORTED_SERVICE_ANNOTATION]: imported } }) },
-    spec: present(service.spec, ['type', 'clusterIP', 'clusterIPs', 'ports']),
+    spec: present(service.spec, ['type', 'clusterIP', 'clusterIPs', 'ports', ...CARRIED_SERVICE_FIELDS]),
   };
 }
 
@@ -270,8 +282,11 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
   if (podSubsets.length === 0) return refuse(SERVICE_EXPORT_REASON.ServiceWithoutEndpoints);
 
   const servicePorts = (service.spec?.ports ?? []).map((p) => structuredClone(p));
+  // A headless Service has no ClusterIP to export: its ready Pod IPs are its endpoints
+  // (KEP-1645 imports it as Headless), whatever the endpoint IP type.
+  const headless = service.spec?.clusterIP === 'None';
   let subsets = podSubsets;
-  if (input.endpointIPType === 'ClusterIP') {
+  if (input.endpointIPType === 'ClusterIP' && !headless) {
     const ips = clusterIPv4s(service);
     if (ips.length === 0) return refuse(SERVICE_EXPORT_REASON.ServiceNoClusterIP);
     const subset: EndpointSubset = { addresses: ips.map((ip) => ({ ip })) };
@@ -288,7 +303,11 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
     [RE_LABEL_SOURCE_KIND]: kind,
   });
   const base = { clusterID: input.localClusterID, name, namespace };
-  const serviceSpec = servicePorts.length > 0 ? { ports: servicePorts } : {};
+  const serviceSpec = {
+    ...(servicePorts.length > 0 && { ports: servicePorts }),
+    ...(headless && { clusterIP: 'None' }),
+    ...structuredClone(present(service.spec, CARRIED_SERVICE_FIELDS)),
+  };
   return {
     valid: { status: 'True', reason: SERVICE_EXPORT_REASON.Succeed, message: SERVICE_EXPORT_MESSAGE.Succeed },
     exports: [

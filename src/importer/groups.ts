@@ -1,5 +1,5 @@
 // Admission groups and the sibling rule. An exported Service is imported whole or not at all:
-// its Service, ServiceImport and Endpoints form one admission group for the cap
+// its Service, ServiceImport, Endpoints and EndpointSlices form one admission group for the cap
 // (capacity.ts), and its Endpoints RI lands only next to its applied ServiceImport sibling.
 // Every other kind is a group of its own, one RI's objects.
 import { ANTREA_MC_PREFIX, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
@@ -8,8 +8,12 @@ import type { ImportOwner } from './ownership.js';
 import { rejectionDetail, rejectionOf, type Rejection } from './policy.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 
-/** Objects of one exported Service: Service antrea-mc-<name>, ServiceImport <name>, Endpoints antrea-mc-<name>. */
-export const SERVICE_GROUP_SIZE = 3;
+/**
+ * Objects of one exported Service reserved before its first write: Service antrea-mc-<name>,
+ * ServiceImport <name>, Endpoints antrea-mc-<name> and one EndpointSlice (one exporting cluster,
+ * one address family). Its Endpoints import raises the reservation by its further slices.
+ */
+export const SERVICE_GROUP_SIZE = 4;
 
 function serviceGroupKey(namespace: string, name: string): string {
   return `svc:${namespace}/${name}`;
@@ -25,6 +29,11 @@ export function groupOfObject(ref: ObjectRef, riName: string): string {
     return serviceGroupKey(ns, ref.name.slice(ANTREA_MC_PREFIX.length));
   }
   if (ref.group === 'multicluster.x-k8s.io' && ref.plural === 'serviceimports') return serviceGroupKey(ns, ref.name);
+  // An EndpointSlice belongs to the Service of the Endpoints import `<ns>-<name>-endpoints` it came from.
+  const suffix = '-endpoints';
+  if (ref.group === 'discovery.k8s.io' && ref.plural === 'endpointslices' && riName.startsWith(`${ns}-`) && riName.endsWith(suffix) && riName.length > ns.length + 1 + suffix.length) {
+    return serviceGroupKey(ns, riName.slice(ns.length + 1, -suffix.length));
+  }
   return `ri:${riName}`;
 }
 
@@ -33,7 +42,7 @@ export function groupOfObject(ref: ObjectRef, riName: string): string {
  * any part of one holds all of its slots; any other group, what exists of it.
  */
 export function slotsFor(group: string, objects: number): number {
-  return group.startsWith('svc:') ? SERVICE_GROUP_SIZE : objects;
+  return group.startsWith('svc:') ? Math.max(SERVICE_GROUP_SIZE, objects) : objects;
 }
 
 export interface AdmissionGroup {
@@ -49,7 +58,9 @@ export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGr
   if (kind === RESOURCE_IMPORT_KIND.ServiceImport || kind === RESOURCE_IMPORT_KIND.Endpoints) {
     const ns = ri.spec?.namespace ?? '';
     const name = ri.spec?.name ?? '';
-    return { key: serviceGroupKey(ns, name), size: SERVICE_GROUP_SIZE, what: `the exported Service ${ns}/${name} (Service, ServiceImport and Endpoints)` };
+    // The Endpoints import knows its slices: Service and ServiceImport plus its own objects.
+    const size = kind === RESOURCE_IMPORT_KIND.Endpoints && plan.kind === 'apply' ? Math.max(SERVICE_GROUP_SIZE, 2 + plan.objects.length) : SERVICE_GROUP_SIZE;
+    return { key: serviceGroupKey(ns, name), size, what: `the exported Service ${ns}/${name} (Service, ServiceImport, Endpoints and EndpointSlices)` };
   }
   const riName = ri.metadata?.name ?? '';
   return { key: `ri:${riName}`, size: plan.kind === 'apply' ? plan.objects.length : 0, what: `the ${String(kind)} import` };

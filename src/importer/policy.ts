@@ -12,8 +12,9 @@
 // in Events and logs, and a hostile payload must not be echoed into them.
 import { isIP } from 'node:net';
 import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
-import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
+import { ENDPOINT_SOURCES_ANNOTATION, isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../config/config.js';
+import { parseEndpointSources } from './endpoint-slices.js';
 import { isRecord, type DesiredObject } from './rules.js';
 
 export type RejectionRule =
@@ -238,6 +239,13 @@ function serviceImportPayloadProblem(ri: ResourceImport): string | undefined {
   if (ips !== undefined && !(Array.isArray(ips) && ips.length <= 1)) return `spec.serviceImport.spec.ips ${show(ips)} must list at most one address`;
   const affinity = spec['sessionAffinity'];
   if (affinity !== undefined && affinity !== 'None' && affinity !== 'ClientIP') return `spec.serviceImport.spec.sessionAffinity ${show(affinity)} is not None or ClientIP`;
+  const trafficPolicy = spec['internalTrafficPolicy'];
+  if (trafficPolicy !== undefined && trafficPolicy !== 'Cluster' && trafficPolicy !== 'Local') return `spec.serviceImport.spec.internalTrafficPolicy ${show(trafficPolicy)} is not Cluster or Local`;
+  const distribution = spec['trafficDistribution'];
+  // Kubernetes accepts a growing set of values (PreferClose, PreferSameZone, ...): any short label-like word.
+  if (distribution !== undefined && !(typeof distribution === 'string' && /^[A-Za-z][A-Za-z0-9]{0,62}$/.test(distribution))) {
+    return `spec.serviceImport.spec.trafficDistribution ${show(distribution)} is not a traffic distribution name`;
+  }
   const config = spec['sessionAffinityConfig'];
   const clientIP = isRecord(config) ? config['clientIP'] : undefined;
   const timeout = isRecord(clientIP) ? clientIP['timeoutSeconds'] : undefined;
@@ -245,6 +253,13 @@ function serviceImportPayloadProblem(ri: ResourceImport): string | undefined {
     return `spec.serviceImport.spec.sessionAffinityConfig.clientIP.timeoutSeconds ${show(timeout)} is outside 1-86400`;
   }
   return undefined;
+}
+
+/** The leader's per-cluster split of the subsets (labels of the EndpointSlices): absent, or exact. */
+function endpointSourcesProblem(ri: ResourceImport): string | undefined {
+  const subsets = ri.spec?.endpoints?.subsets;
+  const parsed = parseEndpointSources(ri.metadata?.annotations?.[ENDPOINT_SOURCES_ANNOTATION], Array.isArray(subsets) ? subsets.length : 0);
+  return typeof parsed === 'string' ? `annotation ${ENDPOINT_SOURCES_ANNOTATION}: ${parsed}` : undefined;
 }
 
 function endpointsPayloadProblem(ri: ResourceImport): string | undefined {
@@ -309,7 +324,7 @@ function labelIdentityPayloadProblem(ri: ResourceImport): string | undefined {
 function payloadProblem(ri: ResourceImport): string | undefined {
   switch (ri.spec?.kind ?? '') {
     case RESOURCE_IMPORT_KIND.ServiceImport: return serviceImportPayloadProblem(ri);
-    case RESOURCE_IMPORT_KIND.Endpoints: return endpointsPayloadProblem(ri);
+    case RESOURCE_IMPORT_KIND.Endpoints: return endpointsPayloadProblem(ri) ?? endpointSourcesProblem(ri);
     case RESOURCE_IMPORT_KIND.ClusterInfo: return clusterInfoPayloadProblem(ri);
     case RESOURCE_IMPORT_KIND.AntreaClusterNetworkPolicy: return acnpPayloadProblem(ri);
     case RESOURCE_IMPORT_KIND.LabelIdentity: return labelIdentityPayloadProblem(ri);

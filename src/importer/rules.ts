@@ -14,6 +14,7 @@ import {
   ANNOTATION_TRUE,
   antreaMCName,
   CLUSTER_INFO_IMPORT,
+  ENDPOINT_SOURCES_ANNOTATION,
   IMPORTED_ACNP_ANNOTATION,
   IMPORTED_SERVICE_ANNOTATION,
   LABEL_IDENTITY,
@@ -23,6 +24,7 @@ import {
   type ResourceImport,
   type ResourceImportKind,
 } from '../api/types.js';
+import { endpointSlicesFor, parseEndpointSources, SKIP_MIRROR_LABEL } from './endpoint-slices.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 
 /** One object the importer wants to exist, with what the engine needs to address it. */
@@ -59,6 +61,15 @@ export const SERVICE_RESOURCE = {
   plural: 'services',
   kind: 'Service',
   apiVersion: 'v1',
+  namespaced: true,
+} as const satisfies ResourceDescriptor;
+
+export const ENDPOINT_SLICE_RESOURCE = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  apiVersion: 'discovery.k8s.io/v1',
   namespaced: true,
 } as const satisfies ResourceDescriptor;
 
@@ -167,12 +178,13 @@ function clusterInfoSpec(info: unknown): Json {
 
 function serviceImportSpec(spec: unknown): Json {
   const src = recordOf(spec);
-  // Only fields of the member ServiceImport CRD: the mcs-api v0.5.0 extras of the RI schema
-  // (ipFamilies, internalTrafficPolicy, trafficDistribution) would be pruned there. `ips` is
-  // left to the engine, which sets the local Service's ClusterIP (withServiceImportIPs).
+  // Only fields of the member ServiceImport CRD: the RI schema's ipFamilies would be pruned
+  // there. `ips` is left to the engine, which sets the local Service's ClusterIP
+  // (withServiceImportIPs).
   const out: Json = { ports: arrayOf(src['ports']).map((p) => servicePort(p, true)) };
-  if (src['type'] !== undefined) out['type'] = src['type'];
-  if (src['sessionAffinity'] !== undefined) out['sessionAffinity'] = src['sessionAffinity'];
+  for (const key of ['type', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution']) {
+    if (typeof src[key] === 'string') out[key] = src[key];
+  }
   const affinity = src['sessionAffinityConfig'];
   if (isRecord(affinity)) {
     out['sessionAffinityConfig'] = isRecord(affinity['clientIP']) ? { clientIP: pick(affinity['clientIP'], ['timeoutSeconds']) } : {};
@@ -199,6 +211,8 @@ interface Build {
   name: string;
   namespace?: string;
   annotations?: Record<string, string>;
+  /** Labels besides the ownership labels. */
+  labels?: Record<string, string>;
   /** Top-level fields besides apiVersion/kind/metadata (`spec`, or `subsets` for Endpoints). */
   content: Json;
 }
@@ -212,7 +226,7 @@ function build(ri: ResourceImport, owner: ImportOwner, sourceKind: string, b: Bu
   };
   const metadata: Json = { name: b.name };
   if (resource.namespaced) metadata['namespace'] = b.namespace ?? '';
-  metadata['labels'] = ownerLabels(owner);
+  metadata['labels'] = { ...b.labels, ...ownerLabels(owner) };
   metadata['annotations'] = annotations;
   const object: DesiredObject = {
     apiVersion: resource.apiVersion,
@@ -252,13 +266,15 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
       const siSpec = spec.serviceImport?.spec;
       const ports = arrayOf(siSpec?.ports).map((p) => servicePort(p, false));
       // No selector: the Service must select nothing locally; Antrea's proxy routes it through
-      // the Endpoints below because of the imported-service annotation.
+      // the Endpoints below because of the imported-service annotation. A Headless import
+      // (KEP-1645) gets a headless Service, so its ServiceImport has no IP.
+      const headless = siSpec?.type === 'Headless';
       const service = build(ri, owner, kind, {
         resource: SERVICE_RESOURCE,
         name: antreaMCName(name),
         namespace,
         annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
-        content: { spec: { type: 'ClusterIP', ports } },
+        content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ports } },
       });
       const serviceImport = build(ri, owner, kind, {
         resource: SERVICE_IMPORT,
@@ -273,16 +289,22 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
       const content: Json = {};
       const subsets = recordOf(endpoints)['subsets'];
       if (Array.isArray(subsets)) content['subsets'] = subsets.map(endpointSubset);
-      return {
-        kind: 'apply',
-        objects: [build(ri, owner, kind, {
-          resource: ENDPOINTS_RESOURCE,
-          name: antreaMCName(name),
-          namespace,
-          annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
-          content,
-        })],
-      };
+      // Antrea's Endpoints stay (Antrea's proxy reads them) but are not mirrored: the
+      // EndpointSlices below are the one set Kubernetes sees.
+      const objects = [build(ri, owner, kind, {
+        resource: ENDPOINTS_RESOURCE,
+        name: antreaMCName(name),
+        namespace,
+        annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
+        labels: { [SKIP_MIRROR_LABEL]: ANNOTATION_TRUE },
+        content,
+      })];
+      const sources = parseEndpointSources(ri.metadata?.annotations?.[ENDPOINT_SOURCES_ANNOTATION], arrayOf(content['subsets']).length);
+      // A malformed sources annotation is refused by the firewall (policy.ts); here it only must not throw.
+      for (const slice of endpointSlicesFor(name, arrayOf(content['subsets']), typeof sources === 'string' ? undefined : sources)) {
+        objects.push(build(ri, owner, kind, { resource: ENDPOINT_SLICE_RESOURCE, name: slice.name, namespace, labels: slice.labels, content: slice.content }));
+      }
+      return { kind: 'apply', objects };
     }
     case RESOURCE_IMPORT_KIND.ClusterInfo: {
       const info = spec.clusterinfo as unknown;
@@ -405,6 +427,9 @@ function endpointPairs(subsets: unknown): string[] {
   return pairs.sort();
 }
 
+/** What the importer writes of an EndpointSlice (top-level fields; the apiserver adds none we read). */
+const SLICE_FIELDS = ['addressType', 'endpoints', 'ports'] as const;
+
 function serviceImportComparable(spec: unknown, dropIPs: boolean): unknown {
   const src = { ...recordOf(spec) };
   if (dropIPs) delete src['ips'];
@@ -429,6 +454,8 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
         isDeepStrictEqual(comparablePorts(want['ports']), comparablePorts(have['ports']));
     case ENDPOINTS_RESOURCE.kind:
       return isDeepStrictEqual(endpointPairs(desired.body['subsets']), endpointPairs(live['subsets']));
+    case ENDPOINT_SLICE_RESOURCE.kind:
+      return SLICE_FIELDS.every((key) => sameCanonical(desired.body[key], live[key]));
     case SERVICE_IMPORT.kind: {
       const dropIPs = canonical(want['ips']) === undefined;
       return isDeepStrictEqual(serviceImportComparable(want, dropIPs), serviceImportComparable(have, dropIPs));
@@ -475,6 +502,9 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
     case ENDPOINTS_RESOURCE.kind:
       if (body['subsets'] === undefined) delete out['subsets'];
       else out['subsets'] = structuredClone(body['subsets']);
+      break;
+    case ENDPOINT_SLICE_RESOURCE.kind:
+      for (const key of SLICE_FIELDS) out[key] = structuredClone(body[key]);
       break;
     case SERVICE_IMPORT.kind: {
       const liveIPs = recordOf(live['spec'])['ips'];

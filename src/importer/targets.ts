@@ -16,6 +16,7 @@ export type TargetKind = KindRef & { readonly agentNamespaceOnly?: boolean };
 export const IMPORT_TARGET_KINDS: readonly TargetKind[] = [
   { group: '', version: 'v1', plural: 'services', namespaced: true },
   { group: '', version: 'v1', plural: 'endpoints', namespaced: true },
+  { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
   { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true },
   { group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'clusterinfoimports', namespaced: true, agentNamespaceOnly: true },
   { group: 'crd.antrea.io', version: 'v1beta1', plural: 'clusternetworkpolicies', namespaced: false },

@@ -9,6 +9,7 @@
 // Decisions are functions of the exports alone (never of the RI found, nor of event order),
 // so a restarted leader computes exactly what it wrote before and rewrites nothing.
 import {
+  ENDPOINT_SOURCES_ANNOTATION,
   RESOURCE_EXPORT_FINALIZER,
   RESOURCE_EXPORT_KIND,
   RESOURCE_EXPORT_LEGACY_FINALIZER,
@@ -20,6 +21,8 @@ import {
   type ResourceExport,
   type ResourceImportSpec,
   type ServiceImportPort,
+  type ServiceImportType,
+  type SessionAffinityConfig,
 } from '../api/types.js';
 
 /** Kinds this leader aggregates. LabelIdentity and ACNP exports are left alone (see README). */
@@ -39,6 +42,8 @@ export interface ImportPlan {
   readonly spec: ResourceImportSpec | undefined;
   /** Verdicts by RE name, for exports whose status the leader writes. */
   readonly verdicts: ReadonlyMap<string, ExportVerdict>;
+  /** Annotations the RI carries besides its spec (ENDPOINT_SOURCES_ANNOTATION on Endpoints imports). */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** The RI an export feeds, or undefined for kinds this leader does not aggregate. */
@@ -78,12 +83,16 @@ function clusterOf(re: ResourceExport): string {
   return re.metadata?.labels?.[RE_LABEL_SOURCE_CLUSTER_ID] ?? re.spec?.clusterID ?? '';
 }
 
-/** Oldest first, then by name: "the first exporter wins" (MCS), the same answer after a restart. */
-function byAge(a: ResourceExport, b: ResourceExport): number {
+/**
+ * Oldest first: the KEP's conflict resolution ("the oldest export wins") by creation time,
+ * never by name; the name only breaks a tie (timestamps have whole seconds), so a restarted
+ * leader decides the same.
+ */
+export function byAge(a: ResourceExport, b: ResourceExport): number {
   const ta = timeOf(a.metadata?.creationTimestamp);
   const tb = timeOf(b.metadata?.creationTimestamp);
   if (ta !== tb) return ta - tb;
-  return (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
+  return compareNames(a.metadata?.name ?? '', b.metadata?.name ?? '');
 }
 
 function timeOf(value: unknown): number {
@@ -95,52 +104,128 @@ function timeOf(value: unknown): number {
   return 0;
 }
 
-function byName(a: ResourceExport, b: ResourceExport): number {
-  return (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Antrea's SvcPortsConverter: name, port, protocol of each Service port, in order. */
+function byName(a: ResourceExport, b: ResourceExport): number {
+  return compareNames(a.metadata?.name ?? '', b.metadata?.name ?? '');
+}
+
+/** Antrea's SvcPortsConverter (name, port, protocol of each Service port, in order), plus appProtocol when set. */
 export function servicePorts(re: ResourceExport): ServiceImportPort[] {
   return (re.spec?.service?.serviceSpec?.ports ?? []).map((p) => ({
     ...(p.name ? { name: p.name } : {}),
     port: p.port,
     protocol: p.protocol ?? 'TCP',
+    ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
   }));
 }
 
-function portKey(ports: readonly ServiceImportPort[]): string {
-  return JSON.stringify(ports.map((p) => [p.name ?? '', p.port, p.protocol ?? 'TCP']).sort());
+function describePort(p: ServiceImportPort): string {
+  return `${p.name ? `${p.name}:` : ''}${String(p.port)}/${p.protocol ?? 'TCP'}${p.appProtocol ? `(${p.appProtocol})` : ''}`;
 }
 
 function describePorts(ports: readonly ServiceImportPort[]): string {
-  return ports.map((p) => `${p.name ? `${p.name}:` : ''}${p.port}/${p.protocol ?? 'TCP'}`).join(', ') || '(none)';
+  return ports.map(describePort).join(', ') || '(none)';
 }
 
+function portKey(ports: readonly ServiceImportPort[]): string {
+  return JSON.stringify(ports.map(describePort).sort());
+}
+
+/**
+ * The union of the exporters' distinct ports (KEP-1645 "Service Port"), oldest export first.
+ * A port is identified by its name; a same-named port with another number, protocol or
+ * appProtocol, or another name on a number/protocol already taken, conflicts and the oldest
+ * export's port is kept.
+ */
+export function mergePorts(oldestFirst: readonly ResourceExport[]): ServiceImportPort[] {
+  const merged: ServiceImportPort[] = [];
+  for (const re of oldestFirst) {
+    for (const port of servicePorts(re)) {
+      if (merged.some((m) => (m.name ?? '') === (port.name ?? ''))) continue;
+      if (merged.some((m) => m.port === port.port && (m.protocol ?? 'TCP') === (port.protocol ?? 'TCP'))) continue;
+      merged.push(port);
+    }
+  }
+  return merged;
+}
+
+/** The Service properties an import carries besides its ports, as one exporter states them. */
+interface ServiceTraits {
+  readonly type: ServiceImportType;
+  readonly sessionAffinity?: string;
+  readonly sessionAffinityConfig?: SessionAffinityConfig;
+  readonly internalTrafficPolicy?: string;
+  readonly trafficDistribution?: string;
+}
+
+/** A headless Service (clusterIP None) imports as Headless; anything else as ClusterSetIP. */
+export function serviceTraits(re: ResourceExport): ServiceTraits {
+  const spec = re.spec?.service?.serviceSpec ?? {};
+  const traits: { -readonly [K in keyof ServiceTraits]: ServiceTraits[K] } = { type: spec['clusterIP'] === 'None' ? 'Headless' : 'ClusterSetIP' };
+  for (const key of ['sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution'] as const) {
+    const value = spec[key];
+    if (typeof value === 'string' && value !== '') traits[key] = value;
+  }
+  const affinity = spec['sessionAffinityConfig'];
+  if (affinity !== null && typeof affinity === 'object') traits.sessionAffinityConfig = structuredClone(affinity);
+  return traits;
+}
+
+const TRAIT_NAMES: Readonly<Record<keyof ServiceTraits, string>> = {
+  type: 'headlessness (type)',
+  sessionAffinity: 'sessionAffinity',
+  sessionAffinityConfig: 'sessionAffinityConfig',
+  internalTrafficPolicy: 'internalTrafficPolicy',
+  trafficDistribution: 'trafficDistribution',
+};
+
 interface ServiceDecision {
+  /** The oldest live export: its traits are imported. */
   readonly winner: ResourceExport | undefined;
+  readonly ports: ServiceImportPort[];
   readonly verdicts: Map<string, ExportVerdict>;
 }
 
-/** Which Service exports agree with the first exporter's ports. */
+/**
+ * KEP-1645 conflict resolution: the import takes the oldest export's properties and the union
+ * of distinct ports; when the exporters disagree on anything, EVERY live export is in conflict
+ * (each member's ServiceExport gets Conflict=True), each verdict naming what differs. Antrea's
+ * leader instead imports the first exporter's ports and fails the later one only (README,
+ * "Differences from Antrea").
+ */
 function decideService(exports: readonly ResourceExport[]): ServiceDecision {
   const live = exports.filter((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.Service && !isDeleting(re)).sort(byAge);
   const verdicts = new Map<string, ExportVerdict>();
   const winner = live[0];
-  if (winner === undefined) return { winner, verdicts };
-  const expected = servicePorts(winner);
+  if (winner === undefined) return { winner, ports: [], verdicts };
+  const ports = mergePorts(live);
+  const differences: string[] = [];
+  if (new Set(live.map((re) => portKey(servicePorts(re)))).size > 1) {
+    differences.push(`ports differ (${live.map((re) => `cluster ${clusterOf(re)}: ${describePorts(servicePorts(re))}`).join('; ')}); ` +
+      `imported: ${describePorts(ports)}, the union of distinct ports, a clash resolved to the oldest export`);
+  }
+  const traits = live.map(serviceTraits);
+  for (const key of Object.keys(TRAIT_NAMES) as (keyof ServiceTraits)[]) {
+    const values = traits.map((t) => JSON.stringify(t[key] ?? null));
+    if (new Set(values).size > 1) {
+      differences.push(`${TRAIT_NAMES[key]} differs (${live.map((re, i) => `cluster ${clusterOf(re)}: ${values[i] ?? ''}`).join('; ')}); imported: ${values[0] ?? ''}`);
+    }
+  }
   for (const re of live) {
-    const ports = servicePorts(re);
-    if (portKey(ports) === portKey(expected)) verdicts.set(re.metadata?.name ?? '', { ok: true });
+    if (differences.length === 0) verdicts.set(re.metadata?.name ?? '', { ok: true });
     else {
       verdicts.set(re.metadata?.name ?? '', {
         ok: false,
         reason: REASON_CONVERGE_FAILURE,
-        message: `ports ${describePorts(ports)} of cluster ${clusterOf(re)} conflict with ${describePorts(expected)} exported first by cluster ` +
-          `${clusterOf(winner)} (${winner.metadata?.name ?? ''}); the first exporter's ports are imported: align the Service's ports in cluster ${clusterOf(re)}`,
+        message: `conflict between the exports of ${live.length} clusters, the oldest (cluster ${clusterOf(winner)}, ${winner.metadata?.name ?? ''}) wins: ` +
+          `${differences.join('; ')}. Align the Service in every exporting cluster to clear it`,
       });
     }
   }
-  return { winner, verdicts };
+  return { winner, ports, verdicts };
 }
 
 /**
@@ -159,7 +244,7 @@ export function planImport(key: string, exports: readonly ResourceExport[]): Imp
       name: winner.spec?.name ?? '',
       namespace: winner.spec?.namespace ?? '',
       kind: RESOURCE_IMPORT_KIND.ServiceImport,
-      serviceImport: { spec: { ports: servicePorts(winner), type: 'ClusterSetIP' } },
+      serviceImport: { spec: { ports: decision.ports, ...serviceTraits(winner) } },
     };
     return { name: key, spec, verdicts: decision.verdicts };
   }
@@ -184,28 +269,21 @@ function planEndpoints(key: string, endpointExports: readonly ResourceExport[], 
   const namespace = first?.spec?.namespace ?? '';
   const name = first?.spec?.name ?? '';
   const serviceKey = resourceImportName(namespace, name, RESOURCE_EXPORT_KIND.Service);
-  const service = decideService(all.filter((re) => importKeyOf(re) === serviceKey));
   const serviceExportOf = new Map<string, ResourceExport>();
   for (const re of all) {
     if (importKeyOf(re) === serviceKey && !isDeleting(re)) serviceExportOf.set(clusterOf(re), re);
   }
   const verdicts = new Map<string, ExportVerdict>();
   const subsets: EndpointSubset[] = [];
+  const sources: string[] = [];
   for (const re of endpointExports.filter((e) => !isDeleting(e)).sort(byName)) {
-    const sibling = serviceExportOf.get(clusterOf(re));
-    // Only endpoints of a cluster whose Service export was accepted: a half-exported or
-    // conflicting Service must not receive traffic meant for the agreed ports.
-    if (sibling === undefined) continue;
-    const siblingVerdict = service.verdicts.get(sibling.metadata?.name ?? '');
-    if (siblingVerdict?.ok !== true) {
-      verdicts.set(re.metadata?.name ?? '', {
-        ok: false,
-        reason: REASON_CONVERGE_FAILURE,
-        message: `the Service export ${sibling.metadata?.name ?? ''} of cluster ${clusterOf(re)} was not accepted, so its endpoints are not imported`,
-      });
-      continue;
-    }
-    subsets.push(...(re.spec?.endpoints?.subsets ?? []));
+    // Only endpoints of a cluster that exports the Service itself: without it the endpoints
+    // have no ports to serve. A conflicting export still contributes (KEP: the conflict is
+    // resolved on the Service's properties, every exporter keeps serving).
+    if (!serviceExportOf.has(clusterOf(re))) continue;
+    const own = re.spec?.endpoints?.subsets ?? [];
+    subsets.push(...own);
+    if (own.length > 0) sources.push(`${clusterOf(re)}=${String(own.length)}`);
     verdicts.set(re.metadata?.name ?? '', { ok: true });
   }
   const included = [...verdicts.values()].some((v) => v.ok);
@@ -215,5 +293,6 @@ function planEndpoints(key: string, endpointExports: readonly ResourceExport[], 
     kind: RESOURCE_IMPORT_KIND.Endpoints,
     endpoints: { subsets },
   } : undefined;
-  return { name: key, spec, verdicts };
+  // Which cluster each run of subsets came from, for the members' EndpointSlices (source-cluster label).
+  return { name: key, spec, verdicts, ...(spec !== undefined && { annotations: { [ENDPOINT_SOURCES_ANNOTATION]: sources.join(',') } }) };
 }

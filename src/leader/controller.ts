@@ -254,7 +254,7 @@ export class LeaderController {
       return re === undefined ? [] : [re];
     });
     const plan = planImport(key, feeding);
-    await this.#applyImport(key, plan.spec);
+    await this.#applyImport(key, plan.spec, plan.annotations ?? {});
     const mine = feeding.filter((re) => importKeyOf(re) === key);
     for (const re of mine) {
       const verdict = plan.verdicts.get(nameOf(re));
@@ -268,7 +268,7 @@ export class LeaderController {
     return undefined;
   }
 
-  async #applyImport(key: string, spec: ResourceImportSpec | undefined): Promise<void> {
+  async #applyImport(key: string, spec: ResourceImportSpec | undefined, annotations: Readonly<Record<string, string>>): Promise<void> {
     const existing = this.imports.get(key, this.#ns);
     const ref = { ...refOf(RESOURCE_IMPORT), namespace: this.#ns };
     if (spec === undefined) {
@@ -283,9 +283,14 @@ export class LeaderController {
       }
       return;
     }
-    if (existing !== undefined && !isDeleting(existing) && sameCanonical(existing.spec, spec)) return;
+    const annotated = existing?.metadata?.annotations ?? {};
+    const sameAnnotations = Object.entries(annotations).every(([k, v]) => annotated[k] === v);
+    if (existing !== undefined && !isDeleting(existing) && sameCanonical(existing.spec, spec) && sameAnnotations) return;
     if (existing === undefined) {
-      const body: ResourceImport = { apiVersion: RESOURCE_IMPORT.apiVersion, kind: RESOURCE_IMPORT.kind, metadata: { name: key, namespace: this.#ns }, spec };
+      const body: ResourceImport = {
+        apiVersion: RESOURCE_IMPORT.apiVersion, kind: RESOURCE_IMPORT.kind,
+        metadata: { name: key, namespace: this.#ns, ...(Object.keys(annotations).length > 0 && { annotations: { ...annotations } }) }, spec,
+      };
       try {
         await this.#objects.createNamespacedCustomObject({ ...ref, body });
         this.#metrics?.recordLeaderWrite('resourceimports', 'create');
@@ -298,7 +303,8 @@ export class LeaderController {
     }
     if (isDeleting(existing)) throw new Error(`ResourceImport ${key} is being deleted; it is re-created once it is gone`);
     // The cached copy's resourceVersion makes this a compare-and-swap.
-    await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, spec } });
+    const metadata = sameAnnotations ? existing.metadata : { ...existing.metadata, annotations: { ...annotated, ...annotations } };
+    await this.#objects.replaceNamespacedCustomObject({ ...ref, name: key, body: { ...existing, metadata, spec } });
     this.#metrics?.recordLeaderWrite('resourceimports', 'update');
     this.#log.info('ResourceImport updated', { resourceImport: key, kind: spec.kind });
   }

@@ -43,3 +43,38 @@ export function k8sBins(): K8sBins {
 }
 
 export { repoRoot };
+
+/** kube-controller-manager, kube-scheduler, kwok and kwok's default stages (a fuller control plane). */
+export interface ControlBins {
+  readonly dir: string;
+  readonly kubeControllerManager: string;
+  readonly kubeScheduler: string;
+  readonly kwok: string;
+  readonly kwokStages: string;
+}
+
+export const CONTROL_BUILD_SCRIPT = path.join(repoRoot, 'test', 'k8s-control', 'build-control-bins.sh');
+
+let cachedControl: ControlBins | undefined;
+
+/** The fuller control plane's binaries, built on first use into their own cache (see build-control-bins.sh). */
+export function controlBins(): ControlBins {
+  if (cachedControl) return cachedControl;
+  let dir = process.env['K8S_CONTROL_BINS_DIR'];
+  if (!dir) {
+    dir = execFileSync('bash', [CONTROL_BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+    process.env['K8S_CONTROL_BINS_DIR'] = dir;
+  }
+  const bins: ControlBins = {
+    dir,
+    kubeControllerManager: path.join(dir, 'kube-controller-manager'),
+    kubeScheduler: path.join(dir, 'kube-scheduler'),
+    kwok: path.join(dir, 'kwok'),
+    kwokStages: path.join(dir, 'kwok-stages.yaml'),
+  };
+  for (const file of [bins.kubeControllerManager, bins.kubeScheduler, bins.kwok, bins.kwokStages]) {
+    if (!existsSync(file)) throw new Error(`control-plane binary missing: ${file} (K8S_CONTROL_BINS_DIR=${dir}); rerun ${CONTROL_BUILD_SCRIPT}`);
+  }
+  cachedControl = bins;
+  return bins;
+}

@@ -1,6 +1,7 @@
 // A real control plane for integration tests: one etcd and one kube-apiserver on free
 // loopback ports, with RBAC on and ServiceAccount token issuing on (TokenRequest works).
-// There is no controller-manager, scheduler or kubelet: see the README's "Testing" notes.
+// By default there is no controller-manager, scheduler or kubelet (see the README's "Testing"
+// notes); `controllers: true` adds them (kwok stands in for kubelets): see controllers.ts.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
@@ -11,12 +12,21 @@ import { k8sBins } from './bins.js';
 import { HARNESS_ROOT, type ManagedProcess, startProcess, tail } from './processes.js';
 import { createCa, createSigningKey, issueCert } from './pki.js';
 import { waitFor } from './wait.js';
+import { type Controllers, startControllers } from './controllers.js';
 
 export interface ControlPlaneOptions {
   /** Write an audit log (every request, metadata level) to `<dir>/audit.log`. */
   readonly auditLog?: boolean;
   /** Seconds to wait for /readyz; kube-apiserver bootstrap is slow on 2 busy cores. */
   readonly startTimeoutSeconds?: number;
+  /**
+   * A fuller control plane: kube-controller-manager, kube-scheduler and a kwok node, so
+   * Deployments get Running Pods with IPs, EndpointSlices (and mirrored ones) appear and
+   * deleted namespaces are finalised. Off by default: the bare apiserver starts faster.
+   */
+  readonly controllers?: boolean;
+  /** Pod IPs of the kwok node (with `controllers`); default 10.244.0.0/16. */
+  readonly podCIDR?: string;
 }
 
 export interface ControlPlane {
@@ -39,6 +49,8 @@ export interface ControlPlane {
    */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
+  /** Name of the kwok node Pods are scheduled to (with `controllers`). */
+  readonly nodeName: string | undefined;
   /** The last lines of the apiserver and etcd logs, for failure reports. */
   logs(lines?: number): string;
   stop(): Promise<void>;
@@ -197,6 +209,24 @@ contexts:
 current-context: ${name}
 `);
 
+  let controllers: Controllers | undefined;
+  if (options.controllers === true) {
+    const adminConfig = () => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfigPath);
+      return kc;
+    };
+    try {
+      controllers = await startControllers({
+        name, dir, kubeconfigPath, pkiDir: pki, adminConfig, podCIDR: options.podCIDR ?? '10.244.0.0/16', startTimeoutMs,
+      });
+    } catch (err) {
+      await apiserver?.stop();
+      await etcd.stop();
+      throw err;
+    }
+  }
+
   let stopped = false;
   return {
     name,
@@ -206,6 +236,7 @@ current-context: ${name}
     kubeconfigPath,
     dir,
     auditLogPath,
+    nodeName: controllers?.nodeName,
     adminConfig() {
       const kc = new KubeConfig();
       kc.loadFromFile(kubeconfigPath);
@@ -215,10 +246,11 @@ current-context: ${name}
       await apiserver?.kill();
     },
     startApiserver,
-    logs,
+    logs: (lines?: number) => `${logs(lines)}${controllers ? `\n${controllers.logs(lines)}` : ''}`,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await controllers?.stop();
       await apiserver?.stop();
       await etcd.stop();
       if (process.env['CSA_KEEP_HARNESS'] !== '1') rmSync(dir, { recursive: true, force: true });

@@ -413,14 +413,18 @@ describe('Helm chart: lint, schema and rendering', () => {
     };
     assert.deepEqual(exportRules(docs), {
       cluster: [
-        { apiGroup: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['get', 'list', 'watch'] },
+        // Imports write EndpointSlices (create/update/delete); exports add watch.
+        { apiGroup: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['create', 'delete', 'get', 'list', 'update', 'watch'] },
         { apiGroup: 'multicluster.x-k8s.io', resource: 'serviceexports', verbs: ['get', 'list', 'watch'] },
         { apiGroup: 'multicluster.x-k8s.io', resource: 'serviceexports/status', verbs: ['patch', 'update'] },
       ],
       namespaced: [{ apiGroup: 'multicluster.crd.antrea.io', resource: 'gateways', verbs: ['get', 'list', 'watch'] }],
     });
     const disabled = await render({ 'config.exports.enabled': false });
-    assert.deepEqual(exportRules(disabled), { cluster: [], namespaced: [] });
+    assert.deepEqual(exportRules(disabled), {
+      cluster: [{ apiGroup: 'discovery.k8s.io', resource: 'endpointslices', verbs: ['create', 'delete', 'get', 'list', 'update'] }],
+      namespaced: [],
+    });
     assert.equal(loadRenderedConfig(find(disabled, 'ConfigMap', FULLNAME)).exports.enabled, false);
   });
 

@@ -175,7 +175,7 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
     assert.deepEqual((await leaderREs().list()).map((r) => `${r.metadata?.name ?? ''} ${r.metadata?.resourceVersion ?? ''}`).sort(), uids);
   });
 
-  it('reports every invalid case as a Valid=False condition, and exports nothing for it', async () => {
+  it('reports every invalid case as a Valid=False condition, and exports nothing for it; exports a headless Service', async () => {
     await createService('team-a', 'ext', { type: 'ExternalName', externalName: 'example.com', ports: undefined });
     await createServiceExport('team-a', 'ext');
     await createServiceExport('team-a', 'missing');
@@ -192,15 +192,23 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
     await createServiceExport('private', 'secret-svc');
     await waitForValid('team-a', 'ext', 'False', 'ServiceTypeNotSupported');
     await waitForValid('team-a', 'missing', 'False', 'ServiceNotFound');
-    await waitForValid('team-a', 'headless', 'False', 'ServiceNoClusterIP');
+    // KEP-1645 (unlike Antrea's member): a headless Service is exported with its Pod IPs.
+    await waitForValid('team-a', 'headless', 'True', 'Succeed');
     await waitForValid('team-a', 'empty', 'False', 'ServiceWithoutEndpoints');
     await waitForValid('team-a', 'antrea-mc-imported', 'False', 'ImportedService');
     await waitForValid('private', 'secret-svc', 'False', 'NamespaceDenied');
     await agent?.events.flush();
     const events = (await core().listNamespacedEvent({ namespace: 'private' })).items.filter((e) => e.involvedObject.name === 'secret-svc');
     assert.ok(events.some((e) => e.type === 'Warning'), 'a refused export is an Event on its ServiceExport');
-    const names = (await leaderREs().list()).map((r) => r.metadata?.name).sort();
-    assert.deepEqual(names, [`${MEMBER_ID}-team-a-web-endpoints`, `${MEMBER_ID}-team-a-web-service`], 'only the valid export is on the leader');
+    const expected = [`${MEMBER_ID}-team-a-headless-endpoints`, `${MEMBER_ID}-team-a-headless-service`, `${MEMBER_ID}-team-a-web-endpoints`, `${MEMBER_ID}-team-a-web-service`];
+    const names = await waitFor('the headless exports beside web', async () => {
+      const n = (await leaderREs().list()).map((r) => r.metadata?.name).sort();
+      return n.length >= expected.length ? n : undefined;
+    }, converge);
+    assert.deepEqual(names, expected, 'only the valid exports are on the leader');
+    const headless = await leaderREs().get(`${MEMBER_ID}-team-a-headless-endpoints`);
+    assert.deepEqual(headless?.spec?.endpoints?.subsets?.flatMap((s) => s.addresses?.map((a) => a.ip)), ['10.244.1.9']);
+    assert.equal((await leaderREs().get(`${MEMBER_ID}-team-a-headless-service`))?.spec?.service?.serviceSpec?.['clusterIP'], 'None');
   });
 
   it('publishes ClusterInfo from a Gateway and withdraws it with the Gateway', async () => {
@@ -243,7 +251,7 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
 
   it('removes every export of this member when the ClusterSet is deleted', async () => {
     await createServiceExport('team-a', 'web');
-    await waitFor('web exported again', async () => (await leaderREs().list()).length === 2, converge);
+    await waitFor('web exported again', async () => (await leaderREs().list()).filter((r) => r.spec?.name === 'web').length === 2, converge);
     await clusterSetApi(member.adminConfig()).delete(CLUSTERSET_ID);
     await waitFor('no export of this member left', async () => {
       await leaderREs().releaseDeleted();

@@ -52,7 +52,7 @@ describe('a hostile leader', () => {
     for (const b of BENIGN_IMPORTS) await ri.create(b);
     await waitFor('every hostile import judged and the benign ones applied', () => {
       const counts = agent?.imports.counts(CLUSTERSET_ID);
-      return counts?.rejected === rejected.length && counts.conflicts === 1 && counts.total === 4;
+      return counts?.rejected === rejected.length && counts.conflicts === 1 && counts.total === 5;
     }, { timeoutMs: 30_000, intervalMs: 100 });
     await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
     await agent?.events.flush();
@@ -116,7 +116,7 @@ describe('a hostile leader', () => {
 
   it('counts rejections and conflicts in the ClusterSet status', async () => {
     // The status is written at most every 500 ms: wait for the write that carries the final counts.
-    const expected = { total: 4, rejected: rejected.length, conflicts: 1 };
+    const expected = { total: 5, rejected: rejected.length, conflicts: 1 };
     const cs = await waitFor(`status imports ${JSON.stringify(expected)}`, async () => {
       const found = await clusterSetApi(member.adminConfig()).get(CLUSTERSET_ID);
       if (!isDeepStrictEqual(found.status?.imports, expected)) throw new Error(`status.imports is ${JSON.stringify(found.status?.imports)}`);

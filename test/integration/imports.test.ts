@@ -175,7 +175,7 @@ spec:
       await ri().create(serviceImportRI('team-b', `svc-${String(i)}`, [{ name: 'http', port: 80 }]));
       await ri().create(endpointsRI('team-b', `svc-${String(i)}`, [`10.20.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`]));
     }
-    await waitFor('300 objects imported', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 300, { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('400 objects imported (Service, ServiceImport, Endpoints, EndpointSlice each)', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 400, { timeoutMs: 60_000, intervalMs: 200 });
     await waitFor('every ServiceImport has its IP', async () => {
       const rows = await local().snapshot();
       return rows.filter((r) => r.startsWith('serviceimports team-b/')).length === 100;
@@ -189,7 +189,7 @@ spec:
     await ri().create(endpointsRI('team-b', 'late', ['10.30.0.1']));
     await startMemberAgent();
     await waitFor('converged after restart', async () =>
-      agent?.imports.counts(CLUSTERSET_ID)?.total === 302 && (await local().endpoints('team-b', 'antrea-mc-svc-0')) === undefined, { timeoutMs: 60_000, intervalMs: 200 });
+      agent?.imports.counts(CLUSTERSET_ID)?.total === 402 && (await local().endpoints('team-b', 'antrea-mc-svc-0')) === undefined, { timeoutMs: 60_000, intervalMs: 200 });
     await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
     const afterRestart = await local().snapshot();
     const changed = before.filter((row) => !afterRestart.includes(row));

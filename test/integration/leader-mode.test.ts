@@ -159,7 +159,12 @@ describe('leader run: this project as the leader', () => {
     }, converge);
     assert.deepEqual(endpoints.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), [eastIP, westIP], 'ordered by export name, east first');
     const service = await getRI('team-a-web-service');
-    assert.deepEqual(service?.spec, { name: 'web', namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' } } });
+    assert.deepEqual(service?.spec, {
+      name: 'web', namespace: 'team-a', kind: 'ServiceImport',
+      serviceImport: { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP', sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' } },
+    });
+    // Which cluster each run of subsets came from: the members label their EndpointSlices with it.
+    assert.equal(endpoints.metadata?.annotations?.['multicluster.clusterset-agent.io/endpoint-sources'], 'east=1,west=1');
     for (const name of ['east-team-a-web-service', 'west-team-a-web-service', 'east-team-a-web-endpoints', 'west-team-a-web-endpoints']) {
       const re = await waitFor(`${name} Succeeded`, async () => {
         const r = await getRE(name);
@@ -180,26 +185,29 @@ describe('leader run: this project as the leader', () => {
     }
   });
 
-  it('keeps the first exporter\'s ports and reports the conflict on the late exporter, down to its ServiceExport', async () => {
+  it('resolves a port conflict the KEP way: the oldest export\'s port, Conflict on EACH exporter, every exporter\'s endpoints kept', async () => {
     await exportService(members.east, 'api', 80);
     await waitFor('api ServiceImport', () => getRI('team-a-api-service'), converge);
     await exportService(members.west, 'api', 81);
-    const re = await waitFor('west api export Failure', async () => {
-      const r = await getRE('west-team-a-api-service');
-      return r?.status?.conditions?.[0]?.type === 'Failure' ? r : undefined;
-    }, converge);
-    assert.equal(re.status?.conditions?.[0]?.reason, 'ConvergeFailure');
-    assert.match(re.status?.conditions?.[0]?.message ?? '', /ports http:81\/TCP of cluster west conflict with http:80\/TCP exported first by cluster east/);
+    for (const name of ['east-team-a-api-service', 'west-team-a-api-service']) {
+      const re = await waitFor(`${name} Failure`, async () => {
+        const r = await getRE(name);
+        return r?.status?.conditions?.[0]?.type === 'Failure' ? r : undefined;
+      }, converge);
+      assert.equal(re.status?.conditions?.[0]?.reason, 'ConvergeFailure');
+      assert.match(re.status?.conditions?.[0]?.message ?? '', /the oldest \(cluster east, east-team-a-api-service\) wins: ports differ \(cluster east: http:80\/TCP; cluster west: http:81\/TCP\)/);
+    }
     assert.deepEqual((await getRI('team-a-api-service'))?.spec?.serviceImport?.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
-    const endpoints = await waitFor('api endpoints import', () => getRI('team-a-api-endpoints'), converge);
-    assert.equal(endpoints.spec?.endpoints?.subsets?.length, 1, 'only the agreeing exporter\'s endpoints');
-    const conflict = await waitFor('west ServiceExport Conflict=True', async () => {
-      const se = (await members.west.cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
-        group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a', name: 'api',
-      })) as ServiceExport;
-      return se.status?.conditions?.find((c) => c.type === 'Conflict' && c.status === 'True');
-    }, { timeoutMs: 40_000, intervalMs: 200 });
-    assert.match(conflict.message, /conflict/);
+    await waitFor('api endpoints import with both exporters', async () => (await getRI('team-a-api-endpoints'))?.spec?.endpoints?.subsets?.length === 2, converge);
+    for (const m of [members.east, members.west]) {
+      const conflict = await waitFor(`${m.id} ServiceExport Conflict=True`, async () => {
+        const se = (await m.cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+          group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a', name: 'api',
+        })) as ServiceExport;
+        return se.status?.conditions?.find((c) => c.type === 'Conflict' && c.status === 'True');
+      }, { timeoutMs: 40_000, intervalMs: 200 });
+      assert.match(conflict.message, /conflict/);
+    }
   });
 
   it('un-export: the leader releases the withdrawn exports and keeps only the remaining exporter\'s endpoints', async () => {

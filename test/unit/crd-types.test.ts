@@ -549,7 +549,7 @@ const serviceImportFixture: Fixture<api.ServiceImport> = {
   apiVersion: api.SERVICE_IMPORT.apiVersion,
   kind: api.SERVICE_IMPORT.kind,
   metadata: { name: 'nginx', namespace: 'default' },
-  spec: { ports: servicePorts, ips: ['10.96.20.20'], type: 'ClusterSetIP', sessionAffinity: 'None', sessionAffinityConfig },
+  spec: { ports: servicePorts, ips: ['10.96.20.20'], type: 'ClusterSetIP', sessionAffinity: 'None', sessionAffinityConfig, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose' },
   status: { clusters: [{ cluster: 'test-cluster-west' }] },
 };
 

@@ -40,6 +40,8 @@ describe('admission groups', () => {
     const eps = groupOfObject({ group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' }, 'z');
     assert.equal(svc, si);
     assert.equal(eps, si);
+    const slice = groupOfObject({ group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web-east-ipv4' }, 'team-a-web-endpoints');
+    assert.equal(slice, si, 'an EndpointSlice belongs to the Service of its Endpoints import');
     // Not ours by name, or another kind: the RI's own group.
     assert.equal(groupOfObject({ group: '', version: 'v1', plural: 'services', namespaced: true, namespace: 'team-a', name: 'web' }, 'x'), 'ri:x');
     assert.equal(groupOfObject({ group: 'crd.antrea.io', version: 'v1beta1', plural: 'clusternetworkpolicies', namespaced: false, name: 'p' }, 'acnp'), 'ri:acnp');
@@ -47,7 +49,7 @@ describe('admission groups', () => {
 
   it('groupOfImport() - a service RI admits the whole service, any other RI its own objects', () => {
     const si = groupOfImport(svcRI(), desiredForImport(svcRI(), OWNER, { enableLabelIdentity: false }));
-    assert.equal(si.size, 3);
+    assert.equal(si.size, 4, 'Service, ServiceImport, Endpoints, one EndpointSlice');
     assert.equal(groupOfImport(epsRI, { kind: 'apply', objects: [] }).key, si.key);
     const info = ri('west-clusterinfo', { name: 'west', namespace: 'kube-system', kind: 'ClusterInfo', clusterinfo: { clusterID: 'west' } });
     const plan = desiredForImport(info, OWNER, { enableLabelIdentity: false });
@@ -58,7 +60,8 @@ describe('admission groups', () => {
 
   it('slotsFor() - part of a service holds all its slots; any other group what exists', () => {
     const group = groupOfImport(svcRI(), { kind: 'apply', objects: [] }).key;
-    assert.equal(slotsFor(group, 1), 3);
+    assert.equal(slotsFor(group, 1), 4);
+    assert.equal(slotsFor(group, 6), 6, 'more slices than reserved: what exists');
     assert.equal(slotsFor('ri:x', 2), 2);
   });
 });

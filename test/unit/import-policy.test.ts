@@ -55,6 +55,10 @@ function svc(name: string, namespace: string, siSpec: Record<string, unknown>): 
   });
 }
 
+function sourced(ri: ResourceImport, sources: string): ResourceImport {
+  return { ...ri, metadata: { ...ri.metadata, annotations: { 'multicluster.clusterset-agent.io/endpoint-sources': sources } } };
+}
+
 function eps(name: string, endpoints: unknown): ResourceImport {
   return ri(`team-a-${name}-endpoints`, { name, namespace: 'team-a', kind: 'Endpoints', endpoints: endpoints as never });
 }
@@ -216,6 +220,11 @@ describe('checkImport() payloads', () => {
     ['address without ip', eps('x', { subsets: [{ addresses: [{ hostname: 'a' }] }] })],
     ['bad hostname', eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1', hostname: 'A_B' }] }] })],
     ['endpoint port 0', eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 0 }] }] })],
+    ['internalTrafficPolicy Everywhere', svc('x', 'team-a', { internalTrafficPolicy: 'Everywhere' })],
+    ['trafficDistribution not a word', svc('x', 'team-a', { trafficDistribution: 'Prefer Close; rm -rf' })],
+    ['endpoint sources not adding up', sourced(eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }] }] }), 'east=2')],
+    ['endpoint sources naming a cluster no label can hold', sourced(eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }] }] }), 'east west=1')],
+    ['endpoint sources with a zero count', sourced(eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }] }] }), 'east=1,west=0')],
   ];
   for (const [title, input] of bad) {
     it(`rejects ${title} as InvalidPayload`, () => {
@@ -229,6 +238,16 @@ describe('checkImport() payloads', () => {
     assert.equal(check(eps('x', { subsets: [] })), undefined);
     assert.equal(check(svc('x', 'team-a', { ports: [{ port: 80 }] })), undefined);
     assert.equal(check(svc('x', 'team-a', { type: 'Headless', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } })), undefined);
+    assert.equal(check(svc('x', 'team-a', { internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' })), undefined);
+    assert.equal(check(sourced(eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }] }, { addresses: [{ ip: '10.0.0.2' }] }] }), 'east=1,west=1')), undefined);
+  });
+
+  it('applies the address rules to what becomes EndpointSlices exactly as to Endpoints', () => {
+    // One payload, two kinds of objects: a rejected address refuses the whole import, slices included.
+    const hostile = sourced(eps('x', { subsets: [{ addresses: [{ ip: '10.0.0.1' }] }, { addresses: [{ ip: '169.254.169.254' }] }] }), 'east=1,west=1');
+    const plan = desiredForImport(hostile, HOSTILE_OWNER, { enableLabelIdentity: false });
+    assert.ok(plan.kind === 'apply' && plan.objects.some((o) => o.kind === 'EndpointSlice'));
+    assert.equal(check(hostile)?.rule, 'AddressRejected');
   });
 
   it('checks ClusterInfo service CIDRs, dual-stack ones included, and accepts an absent gateway IP', () => {

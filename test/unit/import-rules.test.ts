@@ -90,6 +90,11 @@ function apply(plan: ImportPlan): DesiredObject[] {
   return plan.objects;
 }
 
+/** The Endpoints of an Endpoints import (its EndpointSlices follow it). */
+function endpointsOf(objects: readonly DesiredObject[]): DesiredObject {
+  return only(objects.filter((o) => o.kind === 'Endpoints'));
+}
+
 function only<T>(items: readonly T[]): T {
   assert.equal(items.length, 1);
   const [item] = items;
@@ -179,8 +184,16 @@ describe('desiredForImport()', () => {
     assert.deepEqual(serviceImport.body['spec'], {
       type: 'ClusterSetIP',
       sessionAffinity: 'None',
+      internalTrafficPolicy: 'Cluster',
       ports: [{ name: 'http', port: 80, protocol: 'TCP', appProtocol: 'http' }, { name: 'dns', port: 53, protocol: 'UDP' }],
     });
+  });
+
+  it('turns a Headless ServiceImport RI into a headless Service and a Headless ServiceImport (KEP-1645)', () => {
+    const plan = desiredForImport(ri('a-b-service', { name: 'b', namespace: 'a', kind: 'ServiceImport', serviceImport: { spec: { type: 'Headless', ports: [{ name: 'tcp', port: 42 }] } } }), owner, OFF);
+    const [service, serviceImport] = apply(plan);
+    assert.deepEqual(service?.body['spec'], { type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }] });
+    assert.deepEqual(serviceImport?.body['spec'], { type: 'Headless', ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }] });
   });
 
   it('defaults a missing port protocol to TCP and leaves an unnamed port unnamed', () => {
@@ -190,7 +203,7 @@ describe('desiredForImport()', () => {
   });
 
   it('turns an Endpoints RI into Endpoints antrea-mc-<name> with the subsets', () => {
-    const endpoints = only(apply(desiredForImport(endpointsRI, owner, OFF)));
+    const endpoints = endpointsOf(apply(desiredForImport(endpointsRI, owner, OFF)));
     assert.equal(endpoints.kind, 'Endpoints');
     assert.equal(endpoints.name, 'antrea-mc-nginx');
     assert.equal(endpoints.namespace, 'default');
@@ -308,7 +321,7 @@ function liveService(desired: DesiredObject): Record<string, unknown> {
 
 describe('semanticallyEqual()', () => {
   const [service, serviceImport] = apply(desiredForImport(serviceRI, owner, OFF));
-  const endpoints = only(apply(desiredForImport(endpointsRI, owner, OFF)));
+  const endpoints = endpointsOf(apply(desiredForImport(endpointsRI, owner, OFF)));
   const acnp = only(apply(desiredForImport(acnpRI, owner, OFF)));
   const cii = only(apply(desiredForImport(clusterInfoRI, owner, OFF)));
   const li = only(apply(desiredForImport(labelIdentityRI, owner, ON)));

@@ -47,6 +47,7 @@ const keys = (ns: string, name: string) => ({
   service: storeKey({ group: '', plural: 'services', namespace: ns, name: `antrea-mc-${name}` }),
   serviceImport: storeKey({ group: 'multicluster.x-k8s.io', plural: 'serviceimports', namespace: ns, name }),
   endpoints: storeKey({ group: '', plural: 'endpoints', namespace: ns, name: `antrea-mc-${name}` }),
+  endpointSlice: storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: ns, name: `antrea-mc-${name}-ipv4` }),
 });
 
 function objectsOf(store: FakeStore, ns: string, name: string): number {
@@ -253,7 +254,7 @@ describe('Importer: trust', () => {
     const s = setup({ policy: { lostLeaderRetentionSeconds: 0.15 } });
     s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
     s.importer.resume(s.leader.api());
-    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
     const pausedAt = Date.now();
     s.importer.pause('ConnectionFailed: leader lost');
     await waitFor('purged', () => s.store.ownedNow() === 0, 2_000);
@@ -261,9 +262,9 @@ describe('Importer: trust', () => {
     await waitFor('counts follow', () => s.importer.counts().total === 0);
     for (const key of Object.values(keys('team-a', 'web'))) assert.equal(s.store.count('delete', key), 1, key);
     s.importer.resume(s.leader.api());
-    await waitFor('restored', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await waitFor('restored', () => objectsOf(s.store, 'team-a', 'web') === 4);
     await settle(s);
-    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
     await s.importer.stop();
   });
 
@@ -271,7 +272,7 @@ describe('Importer: trust', () => {
     const s = setup({ policy: { lostLeaderRetentionSeconds: 0.15 } });
     s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
     s.importer.resume(s.leader.api());
-    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
     await settle(s);
     s.importer.pause('ConnectionFailed: leader lost');
     await sleep(50);
@@ -279,7 +280,7 @@ describe('Importer: trust', () => {
     await sleep(200);
     await settle(s);
     assert.equal(s.store.count('delete'), 0);
-    assert.equal(s.store.count('create'), 3);
+    assert.equal(s.store.count('create'), 4);
     assert.equal(s.store.count('replace'), 0);
     await s.importer.stop();
   });
@@ -323,9 +324,9 @@ describe('Importer: atomic service imports', () => {
     assert.deepEqual(s.events.map((e) => e.reason).sort(), ['ImportRejectedInvalidPayload', 'ImportRejectedServiceNotImported']);
 
     s.leader.put(svcRI('team-a', 'web', 80));
-    await waitFor('the whole service imported', () => objectsOf(s.store, 'team-a', 'web') === 3);
+    await waitFor('the whole service imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
     await settle(s);
-    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
 
     // Refused again: its Endpoints go too.
     s.leader.put(svcRI('team-a', 'web', 0));
@@ -346,9 +347,9 @@ describe('Importer: atomic service imports', () => {
     assert.ok(s.events.every((e) => e.reason === 'ImportRejectedNamespaceNotFound' || e.reason === 'ImportRejectedServiceNotImported'));
     s.namespaces.add('ghost');
     s.importer.namespaceAdded('ghost');
-    await waitFor('imported once the namespace exists', () => objectsOf(s.store, 'ghost', 'web') === 3, 2_000);
+    await waitFor('imported once the namespace exists', () => objectsOf(s.store, 'ghost', 'web') === 4, 2_000);
     await settle(s);
-    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
     await s.importer.stop();
   });
 
@@ -359,7 +360,7 @@ describe('Importer: atomic service imports', () => {
     // The leader lists them sorted by name: each Endpoints RI comes before its ServiceImport RI.
     for (const name of names) s.leader.put(epsRI('team-a', name), svcRI('team-a', name));
     s.importer.resume(s.leader.api());
-    await waitFor('imported', () => names.every((name) => objectsOf(s.store, 'team-a', name) === 3), 20_000);
+    await waitFor('imported', () => names.every((name) => objectsOf(s.store, 'team-a', name) === 4), 20_000);
     const creates = s.store.calls.filter((c) => c.startsWith('create '));
     const at = (key: string) => creates.indexOf(`create ${key}`);
     // Endpoints of the first service before the tenth Service: it waited for its sibling only.
@@ -380,10 +381,10 @@ describe('Importer: atomic service imports', () => {
     await settle(s);
     assert.equal(s.store.count('create'), 0);
     s.leader.put(svcRI('team-a', 'late'));
-    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'late') === 3);
+    await waitFor('imported', () => objectsOf(s.store, 'team-a', 'late') === 4);
     await settle(s);
     assert.deepEqual(s.events, [], 'an ordering race is not a warning');
-    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
     await s.importer.stop();
   });
 });
@@ -392,7 +393,7 @@ describe('Importer: the per-leader cap', () => {
   it('is exact under concurrency 8 with slow creates, and all-or-nothing per exported service', async () => {
     const store = new FakeStore();
     store.latency = { create: () => 1 + Math.random() * 8, get: 1 };
-    const s = setup({ store, policy: { maxObjectsPerLeader: 31 } });
+    const s = setup({ store, policy: { maxObjectsPerLeader: 41 } });
     const names = Array.from({ length: 20 }, (_, i) => `svc-${String(i)}`);
     // Endpoints first for half of them: they must wait for their service, not take its slots.
     for (const [i, name] of names.entries()) {
@@ -401,10 +402,10 @@ describe('Importer: the per-leader cap', () => {
     }
     s.leader.put(clusterInfoRI('west'));
     s.importer.resume(s.leader.api());
-    await waitFor('the cap filled', () => store.ownedNow() === 31, 10_000);
+    await waitFor('the cap filled', () => store.ownedNow() === 41, 10_000);
     await settle(s);
-    assert.ok(store.maxOwned <= 31, `at most 31 objects at any instant, saw ${String(store.maxOwned)}`);
-    const complete = names.filter((n) => objectsOf(store, 'team-b', n) === 3);
+    assert.ok(store.maxOwned <= 41, `at most 41 objects at any instant, saw ${String(store.maxOwned)}`);
+    const complete = names.filter((n) => objectsOf(store, 'team-b', n) === 4);
     const refused = names.filter((n) => objectsOf(store, 'team-b', n) === 0);
     assert.equal(complete.length, 10);
     assert.equal(refused.length, 10, 'no half-imported service');
@@ -412,20 +413,20 @@ describe('Importer: the per-leader cap', () => {
       for (const key of Object.values(keys('team-b', name))) assert.equal(store.count('create', key), 0, `nothing of ${name} was ever created`);
     }
     assert.ok(store.objects.has(storeKey({ group: 'multicluster.crd.antrea.io', plural: 'clusterinfoimports', namespace: 'agent-ns', name: 'west-clusterinfo' })));
-    assert.deepEqual(s.importer.counts(), { total: 31, rejected: 20, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 41, rejected: 20, conflicts: 0 });
     assert.equal(s.events.filter((e) => e.reason === 'ImportRejectedTooManyObjects').length, 10);
     assert.equal(s.events.filter((e) => e.reason === 'ImportRejectedServiceNotImported').length, 10);
     assert.match(s.events.find((e) => e.reason === 'ImportRejectedTooManyObjects')?.message ?? '',
-      /the exported Service team-b\/svc-\d+ \(Service, ServiceImport and Endpoints\) needs 3 object\(s\), which do not fit within imports\.maxObjectsPerLeader \(31\)/);
+      /the exported Service team-b\/svc-\d+ \(Service, ServiceImport, Endpoints and EndpointSlices\) needs 4 object\(s\), which do not fit within imports\.maxObjectsPerLeader \(41\)/);
 
     // Un-exporting one frees its slots for one refused service, atomically again.
     const gone = complete[0] ?? '';
     s.leader.remove(`team-b-${gone}-service`, `team-b-${gone}-endpoints`);
-    await waitFor('a refused service admitted in its place', () => names.filter((n) => objectsOf(store, 'team-b', n) === 3).length === 10 && objectsOf(store, 'team-b', gone) === 0, 5_000);
+    await waitFor('a refused service admitted in its place', () => names.filter((n) => objectsOf(store, 'team-b', n) === 4).length === 10 && objectsOf(store, 'team-b', gone) === 0, 5_000);
     await settle(s);
-    assert.ok(store.maxOwned <= 31, `at most 31 objects at any instant, saw ${String(store.maxOwned)}`);
+    assert.ok(store.maxOwned <= 41, `at most 41 objects at any instant, saw ${String(store.maxOwned)}`);
     assert.equal(names.filter((n) => objectsOf(store, 'team-b', n) === 0).length, 10);
-    assert.deepEqual(s.importer.counts(), { total: 31, rejected: 18, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 41, rejected: 18, conflicts: 0 });
     await s.importer.stop();
   });
 });
@@ -433,7 +434,7 @@ describe('Importer: the per-leader cap', () => {
 describe('Importer: listing and deleting', () => {
   it('lists only enabled kinds', async () => {
     const plurals = (p: Partial<ImportPolicyConfig>) => importTargetKinds({ ...DEFAULT_CONFIG.imports, ...p }).map((k) => k.plural);
-    assert.deepEqual(plurals({}), ['services', 'endpoints', 'serviceimports', 'clusterinfoimports']);
+    assert.deepEqual(plurals({}), ['services', 'endpoints', 'endpointslices', 'serviceimports', 'clusterinfoimports']);
     assert.ok(plurals({ allowedKinds: ['ServiceImport', 'AntreaClusterNetworkPolicy'] }).includes('clusternetworkpolicies'));
     assert.ok(!plurals({ enableLabelIdentity: true }).includes('labelidentities'), 'enabled but not allowed');
     assert.ok(!plurals({ allowedKinds: ['LabelIdentity'] }).includes('labelidentities'), 'allowed but not enabled');
@@ -443,10 +444,10 @@ describe('Importer: listing and deleting', () => {
     await purgeOwned(store, OWNER, capture().logger, DEFAULT_CONFIG.imports);
     const s = setup({ store });
     s.importer.resume(s.leader.api());
-    await waitFor('the index rebuilt', () => store.count('list') >= 8);
+    await waitFor('the index rebuilt', () => store.count('list') >= 10);
     await settle(s);
     const listed = store.calls.filter((c) => c.startsWith('list '));
-    assert.equal(listed.length, 8);
+    assert.equal(listed.length, 10, 'two lists (purge, index) of each of the five enabled kinds');
     assert.ok(listed.every((c) => !c.includes('clusternetworkpolicies') && !c.includes('labelidentities')), listed.join(', '));
     await s.importer.stop();
   });
@@ -457,7 +458,7 @@ describe('Importer: listing and deleting', () => {
     const s = setup({ store });
     s.leader.put(svcRI('team-a', 'one'), epsRI('team-a', 'one'), svcRI('team-a', 'two'), epsRI('team-a', 'two'), epsRI('team-a', 'three'), svcRI('team-a', 'three'));
     s.importer.resume(s.leader.api());
-    await waitFor('imported', () => store.ownedNow() === 9);
+    await waitFor('imported', () => store.ownedNow() === 12);
     await settle(s);
     s.leader.remove('team-a-one-service', 'team-a-one-endpoints');
     s.leader.remove('team-a-two-endpoints', 'team-a-two-service');
@@ -480,7 +481,7 @@ describe('Importer: listing and deleting', () => {
     const names = ['a', 'b', 'c', 'd'];
     for (const name of names) s.leader.put(svcRI('team-a', name), epsRI('team-a', name));
     s.importer.resume(s.leader.api());
-    await waitFor('imported', () => store.ownedNow() === 12);
+    await waitFor('imported', () => store.ownedNow() === 16);
     await settle(s);
     for (const name of names) s.leader.remove(`team-a-${name}-endpoints`, `team-a-${name}-service`);
     await waitFor('all removed', () => store.ownedNow() === 0);

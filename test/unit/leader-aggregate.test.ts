@@ -7,7 +7,7 @@ import {
 
 const NS = 'antrea-multicluster';
 
-function serviceRE(cluster: string, name: string, ports: { name?: string; port: number; protocol?: string }[], created: string, extra: Partial<ResourceExport['metadata']> = {}): ResourceExport {
+function serviceRE(cluster: string, name: string, ports: { name?: string; port: number; protocol?: string; appProtocol?: string }[], created: string, extra: Partial<ResourceExport['metadata']> = {}): ResourceExport {
   return {
     metadata: { name: `${cluster}-team-a-${name}-service`, namespace: NS, creationTimestamp: created as unknown as Date, labels: { sourceClusterID: cluster, sourceKind: 'Service', sourceName: name, sourceNamespace: 'team-a' }, ...extra },
     spec: { clusterID: cluster, name, namespace: 'team-a', kind: 'Service', service: { serviceSpec: { ports: ports.map((p) => ({ ...p, targetPort: 8080 as never })) } } },
@@ -37,30 +37,84 @@ describe('import keys', () => {
   });
 });
 
+function withSpec(re: ResourceExport, extra: Record<string, unknown>): ResourceExport {
+  const copy = structuredClone(re);
+  Object.assign(copy.spec?.service?.serviceSpec ?? {}, extra);
+  return copy;
+}
+
+function verdictOf(plan: ReturnType<typeof planImport>, name: string): string {
+  const v = plan.verdicts.get(name);
+  if (v === undefined) return 'none';
+  return v.ok ? 'ok' : `${v.reason}: ${v.message}`;
+}
+
 describe('planImport: Service', () => {
-  it('imports the first exporter\'s ports (name, port, protocol) as a ClusterSetIP ServiceImport', () => {
+  it('imports a lone exporter\'s ports (name, port, protocol) as a ClusterSetIP ServiceImport', () => {
     const plan = planImport('team-a-web-service', [serviceRE('east', 'web', [{ name: 'http', port: 80, protocol: 'TCP' }], '2026-01-01T00:00:00Z')]);
     assert.deepEqual(plan.spec, { name: 'web', namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' } } });
     assert.deepEqual([...plan.verdicts], [['east-team-a-web-service', { ok: true }]]);
   });
 
-  it('the oldest exporter wins whatever the order given; a later one with other ports fails with a message naming both', () => {
-    const east = serviceRE('east', 'web', [{ name: 'http', port: 80 }], '2026-01-01T00:00:00Z');
-    const west = serviceRE('west', 'web', [{ name: 'http', port: 81 }], '2026-01-02T00:00:00Z');
+  it('carries headlessness, session affinity, internalTrafficPolicy and trafficDistribution over', () => {
+    const re = withSpec(serviceRE('east', 'web', [{ name: 'tcp', port: 42 }], '2026-01-01T00:00:00Z'), {
+      clusterIP: 'None', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+      internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose',
+    });
+    assert.deepEqual(planImport('team-a-web-service', [re]).spec?.serviceImport?.spec, {
+      ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }], type: 'Headless', sessionAffinity: 'ClientIP',
+      sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose',
+    });
+  });
+
+  it('the oldest export by creation time wins, not the alphabetically first; EACH conflicting export is told', () => {
+    // "west" sorts after "east" but exported first: its port must win.
+    const west = serviceRE('west', 'web', [{ name: 'http', port: 80 }], '2026-01-01T00:00:00Z');
+    const east = serviceRE('east', 'web', [{ name: 'http', port: 81 }], '2026-01-02T00:00:00Z');
     for (const order of [[east, west], [west, east]]) {
       const plan = planImport('team-a-web-service', order);
       assert.deepEqual(plan.spec?.serviceImport?.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
-      assert.deepEqual(plan.verdicts.get('east-team-a-web-service'), { ok: true });
-      const verdict = plan.verdicts.get('west-team-a-web-service');
-      assert.equal(verdict?.ok, false);
-      assert.match(verdict.ok ? '' : verdict.message, /ports http:81\/TCP of cluster west conflict with http:80\/TCP exported first by cluster east/);
+      for (const name of ['east-team-a-web-service', 'west-team-a-web-service']) {
+        assert.match(verdictOf(plan, name), /^ConvergeFailure: conflict between the exports of 2 clusters, the oldest \(cluster west, west-team-a-web-service\) wins: ports differ \(cluster west: http:80\/TCP; cluster east: http:81\/TCP\)/);
+      }
     }
+  });
+
+  it('imports the union of distinct ports, and still reports the difference as a conflict', () => {
+    const east = serviceRE('east', 'web', [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 42, protocol: 'UDP' }], '2026-01-01T00:00:00Z');
+    const west = serviceRE('west', 'web', [{ name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'stcp', port: 142, protocol: 'SCTP' }], '2026-01-02T00:00:00Z');
+    const plan = planImport('team-a-web-service', [west, east]);
+    assert.deepEqual(plan.spec?.serviceImport?.spec?.ports, [
+      { name: 'tcp', port: 42, protocol: 'TCP' }, { name: 'udp', port: 42, protocol: 'UDP' }, { name: 'stcp', port: 142, protocol: 'SCTP' },
+    ]);
+    assert.match(verdictOf(plan, 'east-team-a-web-service'), /ports differ/);
+    assert.match(verdictOf(plan, 'west-team-a-web-service'), /ports differ/);
+  });
+
+  it('tells ports apart by protocol: 80/TCP and 80/UDP under one name conflict, the oldest kept', () => {
+    const east = serviceRE('east', 'web', [{ name: 'dns', port: 53, protocol: 'UDP' }], '2026-01-01T00:00:00Z');
+    const west = serviceRE('west', 'web', [{ name: 'dns', port: 53, protocol: 'TCP' }], '2026-01-02T00:00:00Z');
+    const plan = planImport('team-a-web-service', [west, east]);
+    assert.deepEqual(plan.spec?.serviceImport?.spec?.ports, [{ name: 'dns', port: 53, protocol: 'UDP' }]);
+    assert.match(verdictOf(plan, 'west-team-a-web-service'), /ports differ \(cluster east: dns:53\/UDP; cluster west: dns:53\/TCP\)/);
   });
 
   it('the same ports in another order agree', () => {
     const east = serviceRE('east', 'web', [{ name: 'a', port: 80 }, { name: 'b', port: 443 }], '2026-01-01T00:00:00Z');
     const west = serviceRE('west', 'web', [{ name: 'b', port: 443 }, { name: 'a', port: 80 }], '2026-01-02T00:00:00Z');
-    assert.deepEqual(planImport('team-a-web-service', [east, west]).verdicts.get('west-team-a-web-service'), { ok: true });
+    const plan = planImport('team-a-web-service', [east, west]);
+    assert.equal(verdictOf(plan, 'west-team-a-web-service'), 'ok');
+    assert.equal(verdictOf(plan, 'east-team-a-web-service'), 'ok');
+  });
+
+  it('conflicting headlessness: the oldest export\'s type is imported, both exports are told', () => {
+    const west = serviceRE('west', 'web', [{ name: 'tcp', port: 42 }], '2026-01-01T00:00:00Z');
+    const east = withSpec(serviceRE('east', 'web', [{ name: 'tcp', port: 42 }], '2026-01-02T00:00:00Z'), { clusterIP: 'None' });
+    const plan = planImport('team-a-web-service', [east, west]);
+    assert.equal(plan.spec?.serviceImport?.spec?.type, 'ClusterSetIP');
+    for (const name of ['east-team-a-web-service', 'west-team-a-web-service']) {
+      assert.match(verdictOf(plan, name), /headlessness \(type\) differs \(cluster west: "ClusterSetIP"; cluster east: "Headless"\); imported: "ClusterSetIP"/);
+    }
   });
 
   it('when the winner is withdrawn the next exporter\'s ports are imported; with none left there is no import', () => {
@@ -73,19 +127,18 @@ describe('planImport: Service', () => {
 
 describe('planImport: Endpoints', () => {
   const east = serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z');
-  it('merges the subsets of every cluster whose Service export was accepted, ordered by export name', () => {
+  it('merges the subsets of every cluster that exports the Service, ordered by export name', () => {
     const west = serviceRE('west', 'web', [{ port: 80 }], '2026-01-02T00:00:00Z');
     const plan = planImport('team-a-web-endpoints', [endpointsRE('west', 'web', '10.0.0.2'), endpointsRE('east', 'web', '10.0.0.1'), west, east]);
     assert.deepEqual(plan.spec?.kind, 'Endpoints');
     assert.deepEqual(plan.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), ['10.0.0.1', '10.0.0.2']);
   });
 
-  it('leaves out a cluster whose Service export conflicts, and says why', () => {
+  it('keeps a conflicting exporter\'s endpoints: the conflict is resolved on the Service, every exporter serves', () => {
     const west = serviceRE('west', 'web', [{ port: 81 }], '2026-01-02T00:00:00Z');
     const plan = planImport('team-a-web-endpoints', [endpointsRE('east', 'web', '10.0.0.1'), endpointsRE('west', 'web', '10.0.0.2'), east, west]);
-    assert.deepEqual(plan.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), ['10.0.0.1']);
-    const verdict = plan.verdicts.get('west-team-a-web-endpoints');
-    assert.equal(verdict?.ok, false);
+    assert.deepEqual(plan.spec?.endpoints?.subsets?.map((s) => s.addresses?.[0]?.ip), ['10.0.0.1', '10.0.0.2']);
+    assert.equal(verdictOf(plan, 'west-team-a-web-endpoints'), 'ok');
   });
 
   it('waits for the Service export: endpoints without one are neither imported nor judged', () => {

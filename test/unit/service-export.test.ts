@@ -77,7 +77,6 @@ describe('serviceExportPlan: the Valid condition', () => {
     ['ready endpoints of another Service only', {
       endpointSlices: [slice(['10.244.1.5'], { metadata: { namespace: 'default', labels: { 'kubernetes.io/service-name': 'other' } } })],
     }, 'ServiceWithoutEndpoints', 'Service has no Endpoints'],
-    ['a headless Service (ClusterIP mode)', { service: service({ clusterIP: 'None', clusterIPs: ['None'] }) }, 'ServiceNoClusterIP', 'Service does not have a valid ClusterIP'],
     ['an IPv6-only Service (ClusterIP mode)', { service: service({ clusterIP: 'fd00:96::10', clusterIPs: ['fd00:96::10'] }) }, 'ServiceNoClusterIP', 'Service does not have a valid ClusterIP'],
     ['a Service without clusterIP (ClusterIP mode)', { service: service({ clusterIP: '', clusterIPs: [] }) }, 'ServiceNoClusterIP', 'Service does not have a valid ClusterIP'],
   ];
@@ -95,10 +94,21 @@ describe('serviceExportPlan: the Valid condition', () => {
     assert.equal(serviceExportPlan(input({ service: headless, endpointSlices: [] })).valid.reason, 'ServiceWithoutEndpoints');
   });
 
-  it('exports a headless Service in PodIP mode (like Antrea: the ClusterIP is only needed in ClusterIP mode)', () => {
-    const plan = serviceExportPlan(input({ service: service({ clusterIP: 'None', clusterIPs: ['None'] }), endpointIPType: 'PodIP' }));
-    assert.equal(plan.valid.reason, 'Succeed');
-    assert.equal(plan.exports.length, 2);
+  for (const endpointIPType of ['PodIP', 'ClusterIP'] as const) {
+    it(`exports a headless Service with its ready Pod IPs and clusterIP None (${endpointIPType} mode; KEP-1645, unlike Antrea)`, () => {
+      const plan = serviceExportPlan(input({ service: service({ clusterIP: 'None', clusterIPs: ['None'] }), endpointIPType, endpointSlices: [slice(['10.244.1.5'])] }));
+      assert.equal(plan.valid.reason, 'Succeed');
+      assert.equal(plan.exports[0]?.spec?.service?.serviceSpec?.['clusterIP'], 'None');
+      assert.deepEqual(plan.exports[1]?.spec?.endpoints?.subsets?.flatMap((s) => s.addresses?.map((a) => a.ip)), ['10.244.1.5']);
+    });
+  }
+
+  it('carries session affinity, internalTrafficPolicy and trafficDistribution in the Service export', () => {
+    const svc = service({ sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' });
+    const spec = serviceExportPlan(input({ service: svc })).exports[0]?.spec?.service?.serviceSpec;
+    assert.deepEqual({ ...spec, ports: undefined }, {
+      ports: undefined, sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose',
+    });
   });
 
   it('counts an endpoint without a ready condition as ready (Kubernetes: nil means true)', () => {
@@ -224,7 +234,7 @@ describe('cache entries: what the export caches keep of every Service and Endpoi
     const svc = serviceCacheEntry(fullService(service({}, { 'multicluster.antrea.io/imported-service': 'true' })));
     assert.deepEqual(svc, {
       metadata: { name: 'nginx', namespace: 'default', uid: 'u-1', resourceVersion: '42', annotations: { 'multicluster.antrea.io/imported-service': 'true' } },
-      spec: service().spec,
+      spec: { ...service().spec, sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' },
     });
     const es = endpointSliceCacheEntry(fullSlice(slice(['10.244.1.5', ['10.244.1.6', false], ['10.244.1.7', undefined]])));
     assert.deepEqual(es, {
