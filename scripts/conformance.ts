@@ -14,12 +14,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { parse } from 'yaml';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { controlBins, k8sBins, repoRoot } from '../test/harness/bins.js';
 import { AGENT_NS, CLUSTERSET_ID, LEADER_NS, readyCondition, clusterSetApi } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
-import { issueToken } from '../test/harness/kube.js';
+import { chartAgentConfig, chartServiceAccountKubeconfig } from '../test/harness/chart-processes.js';
 import { waitFor } from '../test/harness/wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -54,18 +53,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-conformance-'));
 
 /** A kubeconfig holding only the token of the chart's ServiceAccount of release `instance`. */
 async function serviceAccountKubeconfig(cp: ControlPlane, namespace: string, instance: string): Promise<string> {
-  const sa = (await cp.adminConfig().makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace, labelSelector: `app.kubernetes.io/instance=${instance}` })).items[0]?.metadata?.name;
-  if (!sa) throw new Error(`the chart created no ServiceAccount in ${cp.name}/${namespace}`);
-  const token = await issueToken(cp.adminConfig(), namespace, sa);
-  const file = path.join(dir, `${cp.name}-${sa}.kubeconfig`);
-  writeFileSync(file, `apiVersion: v1
-kind: Config
-clusters: [ { name: cluster, cluster: { server: ${cp.server}, certificate-authority: ${cp.caFile} } } ]
-users: [ { name: ${sa}, user: { token: ${token} } } ]
-contexts: [ { name: sa, context: { cluster: cluster, user: ${sa} } } ]
-current-context: sa
-`, { mode: 0o600 });
-  return file;
+  return (await chartServiceAccountKubeconfig(cp, namespace, instance, dir)).file;
 }
 
 /** Runs the CLI; its JSON log goes to `<dir>/<name>.log`, the last lines are shown if it dies. */
@@ -100,11 +88,7 @@ async function joinMember(l: ControlPlane, m: ControlPlane, id: string, kubectl:
   const secretYaml = await run(process.execPath, [...cli, 'leader', 'create-member-token', '--member-id', id, '--kubeconfig', l.kubeconfigPath, '--member-namespace', AGENT_NS]);
   await kubectl(m, ['apply', '-f', '-'], secretYaml);
   const file = await serviceAccountKubeconfig(m, AGENT_NS, 'clusterset-agent');
-  const configMap = parse(await kubectl(m, ['get', 'configmap', '-n', AGENT_NS, '-l', 'app.kubernetes.io/instance=clusterset-agent', '-o', 'yaml'])) as { items: { data?: Record<string, string> }[] };
-  const configText = Object.values(configMap.items[0]?.data ?? {})[0];
-  if (!configText) throw new Error('the chart rendered no agent config');
-  const configFile = path.join(dir, `${id}-config.yaml`);
-  writeFileSync(configFile, configText);
+  const configFile = await chartAgentConfig(m, AGENT_NS, 'clusterset-agent', dir);
   spawnCli(`${id} agent`, ['run', '--config', configFile, '--kubeconfig', file, '--namespace', AGENT_NS,
     '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { POD_NAMESPACE: AGENT_NS });
   await kubectl(m, ['apply', '-f', '-'], `apiVersion: multicluster.crd.antrea.io/v1alpha2
