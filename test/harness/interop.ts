@@ -146,6 +146,11 @@ export async function startAntreaMember(cp: ControlPlane, id: string, leader: In
     leave: () => deleteClusterSet(cp, ANTREA_MEMBER_NS),
     async join(next) {
       await deleteClusterSet(cp, ANTREA_MEMBER_NS);
+      // Antrea v2.7's member cannot join a second ClusterSet in the same process: its
+      // ResourceImport controller is registered again and refused ("controller with name
+      // resourceimport already exists"), so nothing is imported until it restarts.
+      await controller?.stop();
+      controller = await startAntreaController(cp, 'member');
       await writeClusterSet(cp, ANTREA_MEMBER_NS, id, next, await next.memberToken(id));
     },
   };
