@@ -34,6 +34,7 @@ flock 9
 if complete; then echo "$OUT"; exit 0; fi
 
 TMP=$(mktemp -d "$OUT.tmp.XXXXXX")
+chmod 755 "$TMP"
 trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 log() { printf '[antrea-bins %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 start=$SECONDS

@@ -155,6 +155,28 @@ async function webhooksHaveCa(cp: ControlPlane, names: readonly string[]): Promi
   return true;
 }
 
+let isolation: readonly string[] | undefined;
+
+/**
+ * The `unshare` arguments that give a process a private mount namespace here: as root, a plain
+ * mount namespace; otherwise inside a user namespace that maps the caller to root.
+ */
+function mountNamespaceArgs(): readonly string[] {
+  if (isolation) return isolation;
+  const candidates = [['--mount', '--propagation', 'private'], ['--user', '--map-root-user', '--mount', '--propagation', 'private']];
+  const errors: string[] = [];
+  for (const args of candidates) {
+    try {
+      execFileSync('unshare', [...args, '--', 'sh', '-c', 'mount -t tmpfs antrea-run /run'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      isolation = args;
+      return args;
+    } catch (err) {
+      errors.push(`unshare ${args.join(' ')}: ${String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim()}`);
+    }
+  }
+  throw new Error(`cannot give antrea-mc-controller a private /run (it writes its webhook certificate under /var/run/antrea): ${errors.join('; ')}`);
+}
+
 export interface AntreaControllerOptions {
   /** Extra fields merged into its MultiClusterConfig (the ConfigMap's controller_manager_config.yaml). */
   readonly config?: Record<string, unknown>;
@@ -196,7 +218,7 @@ export async function startAntreaController(cp: ControlPlane, role: 'leader' | '
   const logFile = path.join(cp.dir, `${tag}.log`);
   const proc = startProcess(tag, 'env', [
     `KUBECONFIG=${kubeconfig}`, `POD_NAMESPACE=${namespace}`,
-    'unshare', '--mount', '--propagation', 'private', '--',
+    'unshare', ...mountNamespaceArgs(), '--',
     'sh', '-c', 'mount -t tmpfs antrea-run /run && exec "$0" "$@"',
     bins.controller, role, `--config=${configFile}`, `--v=${String(options.verbosity ?? 2)}`,
   ], logFile);
