@@ -1,0 +1,71 @@
+// A mixed ClusterSet: two members of each kind (this project's agent; the real Antrea v2.7
+// member) under one leader of each kind in turn (our `leader run`, then the real Antrea leader).
+// Every member exports a Service of its own; every member imports every other member's.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import {
+  exportService, imported, memberStatusOnLeader, startAntreaLeader, startAntreaMember, startOurLeader, startOurMember,
+  type InteropLeader, type InteropMember,
+} from '../harness/interop.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const IDS = { ours: ['o1', 'o2'], antrea: ['a1', 'a2'] } as const;
+/** Antrea's member announces every 10 s and starts importing on its second beat. */
+const converge = { timeoutMs: 90_000, intervalMs: 250 };
+
+describe('interop: a mixed ClusterSet, two members of each kind under a leader of each kind', () => {
+  const cps: ControlPlane[] = [];
+  const leaders: InteropLeader[] = [];
+  const members: InteropMember[] = [];
+
+  before(async () => {
+    const started = await Promise.all(['ours-leader', 'antrea-leader', ...IDS.ours, ...IDS.antrea].map((name) => startControlPlane(name)));
+    cps.push(...started);
+    const [ourLeaderCp, antreaLeaderCp, o1, o2, a1, a2] = started as [ControlPlane, ControlPlane, ControlPlane, ControlPlane, ControlPlane, ControlPlane];
+    const [ours, antrea] = await Promise.all([startOurLeader(ourLeaderCp, { memberTimeoutMs: 22_000 }), startAntreaLeader(antreaLeaderCp)]);
+    leaders.push(ours, antrea);
+    members.push(...await Promise.all([
+      startOurMember(o1, 'o1', ours), startOurMember(o2, 'o2', ours), startAntreaMember(a1, 'a1', ours), startAntreaMember(a2, 'a2', ours),
+    ]));
+    for (const m of members) await exportService(m.cp, `svc-${m.id}`, 80);
+  });
+  after(async () => {
+    await Promise.all(members.map((m) => m.stop()));
+    await Promise.all(leaders.map((l) => l.stop()));
+    await Promise.all(cps.map((cp) => cp.stop()));
+  });
+  onFailureShowLogs(() => cps, () => [...leaders.map((l) => `--- ${l.kind} leader ---\n${l.log()}`), ...members.map((m) => `--- ${m.kind} member ${m.id} ---\n${m.log()}`)].join('\n'));
+
+  const everyoneImportsEveryone = async (leader: InteropLeader) => {
+    for (const m of members) {
+      await waitFor(`${m.kind} member ${m.id} Ready on the ${leader.kind} leader`, async () => (await memberStatusOnLeader(leader, m.id))?.status === 'True', converge);
+    }
+    for (const m of members) {
+      for (const other of members.filter((o) => o !== m)) {
+        const got = await waitFor(`${m.kind} member ${m.id} to import svc-${other.id} (${other.kind}) via the ${leader.kind} leader`, async () => {
+          const i = await imported(m.cp, `svc-${other.id}`);
+          return i && i.ips.length > 0 ? i : undefined;
+        }, converge);
+        assert.deepEqual(got.ports, [80]);
+      }
+    }
+  };
+
+  it('under our leader', async () => {
+    await everyoneImportsEveryone(leaders[0] as InteropLeader);
+  });
+
+  it('under Antrea\'s leader, after every member moved over (left ours, joined Antrea\'s)', async () => {
+    const [ours, antrea] = leaders as [InteropLeader, InteropLeader];
+    await Promise.all(members.map((m) => m.join(antrea)));
+    await everyoneImportsEveryone(antrea);
+    // Each member left our leader cleanly: nothing of theirs remains there.
+    const left = await waitFor('our leader with no members left', async () => {
+      const remaining = (await Promise.all(members.map(async (m) => ((await memberStatusOnLeader(ours, m.id)) ? m.id : '')))).filter(Boolean);
+      return remaining.length === 0 ? remaining : undefined;
+    }, converge);
+    assert.deepEqual(left, []);
+  });
+});
