@@ -11,6 +11,21 @@ import { desiredForImport, type ImportPlan } from './rules.js';
 /** Objects of one exported Service: Service antrea-mc-<name>, ServiceImport <name>, Endpoints antrea-mc-<name>. */
 export const SERVICE_GROUP_SIZE = 3;
 
+/**
+ * Every local name an exported Service's import needs, whichever of its RIs writes it. They
+ * are all checked before the first of them is created (importer.ts): a name held by an object
+ * that is not ours refuses the whole Service. A new kind of the group (EndpointSlices) adds
+ * its names here.
+ */
+export function serviceGroupRefs(namespace: string, name: string): ObjectRef[] {
+  const core = { group: '', version: 'v1', namespaced: true, namespace } as const;
+  return [
+    { ...core, plural: 'services', name: `${ANTREA_MC_PREFIX}${name}` },
+    { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true, namespace, name },
+    { ...core, plural: 'endpoints', name: `${ANTREA_MC_PREFIX}${name}` },
+  ];
+}
+
 function serviceGroupKey(namespace: string, name: string): string {
   return `svc:${namespace}/${name}`;
 }
@@ -42,6 +57,8 @@ export interface AdmissionGroup {
   readonly size: number;
   /** What the cap refuses, in words. */
   readonly what: string;
+  /** Names that must be free (or ours) before anything of the group is created. */
+  readonly claims?: readonly ObjectRef[];
 }
 
 export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGroup {
@@ -49,7 +66,11 @@ export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGr
   if (kind === RESOURCE_IMPORT_KIND.ServiceImport || kind === RESOURCE_IMPORT_KIND.Endpoints) {
     const ns = ri.spec?.namespace ?? '';
     const name = ri.spec?.name ?? '';
-    return { key: serviceGroupKey(ns, name), size: SERVICE_GROUP_SIZE, what: `the exported Service ${ns}/${name} (Service, ServiceImport and Endpoints)` };
+    return {
+      key: serviceGroupKey(ns, name), size: SERVICE_GROUP_SIZE, what: `the exported Service ${ns}/${name} (Service, ServiceImport and Endpoints)`,
+      // The ServiceImport RI lands first (its Endpoints sibling waits for it): it claims every name.
+      ...(kind === RESOURCE_IMPORT_KIND.ServiceImport ? { claims: serviceGroupRefs(ns, name) } : {}),
+    };
   }
   const riName = ri.metadata?.name ?? '';
   return { key: `ri:${riName}`, size: plan.kind === 'apply' ? plan.objects.length : 0, what: `the ${String(kind)} import` };
@@ -104,7 +125,8 @@ export function siblingProblem(ri: ResourceImport, lookup: SiblingLookup): { rej
       return held(`${sibling} was refused${refusal ? ` (${refusal.rule}: ${rejectionDetail(refusal)})` : ''}`, false);
     }
     case 'conflict':
-      return held(`${sibling} was not imported: it conflicts with an existing object`, false);
+      // Quiet: the sibling's one ImportConflict Event already names the object in the way.
+      return held(`${sibling} was not imported: it conflicts with an existing object`, true);
     case 'skipped': {
       const plan = desiredForImport(found.ri, lookup.owner, { enableLabelIdentity: lookup.enableLabelIdentity });
       return held(`${sibling} is not imported here${plan.kind === 'skip' ? ` (${plan.reason})` : ''}`, false);

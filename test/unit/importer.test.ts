@@ -225,7 +225,7 @@ describe('Importer: trust', () => {
     releaseCreates();
     await settle(s);
     // Only the create already on the wire completed; nothing else was written.
-    assert.deepEqual(s.store.calls.filter((c) => !c.startsWith('list ')), [`create ${keys('team-a', 'a').service}`]);
+    assert.deepEqual(s.store.calls.filter((c) => !c.startsWith('list ') && !c.startsWith('get ')), [`create ${keys('team-a', 'a').service}`]);
     assert.equal(objectsOf(s.store, 'team-a', 'b'), 0);
     const paused = s.log.filter((l) => l.message.startsWith('imports paused'));
     assert.equal(paused.length, 1, 'logged once per pause');
@@ -333,6 +333,42 @@ describe('Importer: atomic service imports', () => {
     await settle(s);
     assert.equal(s.importer.counts().rejected, 2);
     for (const key of Object.values(keys('team-a', 'web'))) assert.equal(s.store.count('delete', key), 1, key);
+    await s.importer.stop();
+  });
+
+  it('creates nothing of a Service when a user\'s object holds one of its names, and says so once', async () => {
+    const s = setup();
+    const endpoints = { group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' };
+    s.store.seed(endpoints, { metadata: { name: 'antrea-mc-web', namespace: 'team-a' }, subsets: [] });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the conflict counted', () => s.importer.counts().conflicts === 1);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0, 'nothing of the Service created');
+    assert.deepEqual(s.events.map((e) => e.reason), ['ImportConflict'], 'one Event');
+    assert.match(s.events[0]?.message ?? '', /needs endpoints team-a\/antrea-mc-web, which exists and it was not created by clusterset-agent: nothing of the imported Service was created/);
+    s.leader.remove('team-a-web-service', 'team-a-web-endpoints');
+    await waitFor('the conflict cleared', () => s.importer.counts().conflicts === 0);
+    await settle(s);
+    assert.equal(s.store.count('delete'), 0);
+    assert.ok(s.store.objects.has(keys('team-a', 'web').endpoints), 'the user\'s Endpoints are still there');
+    await s.importer.stop();
+  });
+
+  it('never deletes an imported Service whose same-named Endpoints are not ours', async () => {
+    const s = setup();
+    s.leader.put(svcRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 2);
+    await settle(s);
+    // A user creates Endpoints of that name after the import landed.
+    const endpoints = { group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' };
+    s.store.seed(endpoints, { metadata: { name: 'antrea-mc-web', namespace: 'team-a' }, subsets: [] });
+    s.leader.remove('team-a-web-service');
+    await waitFor('the ServiceImport removed', () => !s.store.objects.has(keys('team-a', 'web').serviceImport));
+    await settle(s);
+    assert.equal(s.store.count('delete', keys('team-a', 'web').service), 0, 'the Service is kept');
+    assert.ok(s.events.some((e) => e.reason === 'ImportConflict' && /would delete Endpoints team-a\/antrea-mc-web/.test(e.message)), JSON.stringify(s.events));
     await s.importer.stop();
   });
 
