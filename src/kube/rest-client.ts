@@ -20,6 +20,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { getHeapStatistics } from 'node:v8';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { type HttpsAgentPool, sharedHttpsAgents } from './https-agent-pool.js';
@@ -49,6 +50,8 @@ export interface RestClientOptions {
   readonly peer?: string;
   /** Every request and watch start takes a token first. @default no limit */
   readonly budget?: ClientBudget;
+  /** The largest 2xx answer read. @default {@link responseCapBytes} */
+  readonly maxResponseBytes?: number;
 }
 
 export interface RequestOptions {
@@ -99,7 +102,23 @@ export class TimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
-const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/**
+ * The largest 2xx answer read, from the heap limit: reading keeps the bytes, then the string,
+ * then the parsed objects (several times the text), all at once, so an answer near the heap
+ * limit would get the process killed for memory (the chart's limit is 256Mi). An eighth of
+ * the heap, between 8 and 256 MiB: about 19 MiB under the image's settings.
+ */
+export function responseCapBytes(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.min(256 * MIB, Math.max(8 * MIB, Math.floor(heapLimitBytes / 8)));
+}
+
+function capProblem(cap: number, size: number | undefined): string {
+  const heap = Math.round(getHeapStatistics().heap_size_limit / MIB);
+  const capText = cap >= MIB ? `${(cap / MIB).toFixed(1)} MiB` : `${String(cap)} bytes`;
+  return `${size === undefined ? 'answer larger than' : `answer of ${String(size)} bytes is larger than`} ${capText}, the cap derived from the agent's heap limit (${String(heap)} MiB)`;
+}
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 const SNIPPET_CHARS = 120;
@@ -157,7 +176,14 @@ function isStaleConnection(err: unknown): boolean {
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
-/** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
+/** A body over the cap: its start is kept for the error message. */
+class TooLargeError extends Error {
+  constructor(readonly start: string) {
+    super('answer too large');
+  }
+}
+
+/** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing with a TooLargeError. */
 function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
   // Events, not `for await`: leaving an async iterator destroys the stream even after its end,
   // and undici then closes a connection it could have kept.
@@ -169,7 +195,7 @@ function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate
       size += chunk.length;
       if (size < limit) return;
       if (truncate) resolve(Buffer.concat(chunks).toString('utf8'));
-      else reject(new Error(`answer larger than ${String(limit)} bytes`));
+      else reject(new TooLargeError(Buffer.concat(chunks.slice(0, 1)).subarray(0, 4096).toString('utf8')));
       body.destroy();
     });
     body.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
@@ -183,6 +209,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const prefix = base.pathname.replace(/\/+$/, '');
   const peer = options.peer ?? 'server';
   const idleMs = options.watchIdleTimeoutMs ?? 300_000;
+  const maxResponseBytes = options.maxResponseBytes ?? responseCapBytes();
   const agents = (options.agentPool ?? sharedHttpsAgents).acquire(base.origin, options.caPem, options.maxSockets ?? 16);
   // This client's requests and watches in flight: close() ends them, not other clients' ones.
   const live = new Set<AbortController>();
@@ -221,8 +248,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     live.add(transport);
     // Aborting also closes an HTTP/1.1 connection, so a hung server cannot hold it in the pool.
     const timer = setTimeout(() => { transport.abort(new TimeoutError(`${where} did not complete within ${String(timeoutMs)} ms`)); }, timeoutMs);
-    let status: number;
-    let contentType: string;
+    let status: number | undefined;
+    let contentType: string | undefined;
     let text: string;
     try {
       const target = url(path, opts.query);
@@ -238,9 +265,15 @@ export function createRestClient(options: RestClientOptions): RestClient {
       status = answer.statusCode;
       contentType = headerText(answer.headers['content-type']);
       const ok = status >= 200 && status < 300;
-      text = await readBody(answer.body, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, !ok);
+      const declared = Number(headerText(answer.headers['content-length']) || NaN);
+      if (ok && declared > maxResponseBytes) {
+        answer.body.destroy();
+        throw new UnexpectedResponseError(status, contentType, capProblem(maxResponseBytes, declared), '', where);
+      }
+      text = await readBody(answer.body, ok ? maxResponseBytes : MAX_ERROR_BODY_BYTES, !ok);
     } catch (err) {
       const reason: unknown = transport.signal.reason;
+      if (err instanceof TooLargeError) throw new UnexpectedResponseError(status ?? 0, contentType ?? '', capProblem(maxResponseBytes, undefined), snippet(err.start), where);
       throw reason instanceof TimeoutError ? reason : err;
     } finally {
       clearTimeout(timer);
