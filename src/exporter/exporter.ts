@@ -22,34 +22,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
-  SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID,
-  type Condition, type Gateway, type MetaCondition, type ResourceExport, type ServiceExport, type ServiceExportStatus,
+  SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
 } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { ExportPolicyConfig } from '../config/config.js';
-import type { EventRecorder, EventTarget } from '../events/recorder.js';
+import type { EventRecorder } from '../events/recorder.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
 import { clusterInfoExport } from './clusterinfo-export.js';
 import { exportAllowed } from './export-policy.js';
 import { exportConflict, mergeForUpdate, sameExport, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from './service-export.js';
+import { EXPORT_REASON, ExportStatusWriter, type ServiceExportStatusWriter, type Verdict, type WantedCondition } from './status-writer.js';
 
 /** Queue key of the ClusterInfo export. */
 export const CLUSTER_INFO_KEY = 'clusterinfo';
-/** ServiceExport condition mirroring the leader's verdict on our REs. */
-export const SERVICE_EXPORT_CONDITION_CONFLICT = 'Conflict';
-/** Reasons of our own conditions and Events. */
-export const EXPORT_REASON = {
-  /** Conflict=True: the leader rejected one of the REs (its reason is used when it gives one). */
-  LeaderRejected: 'LeaderRejected',
-  /** Conflict=True: the RE name is taken by another export (possible only with ≤2.6 leaders). */
-  NameConflict: 'NameConflict',
-  /** Conflict=False once the leader accepts the REs again. */
-  NoConflict: 'NoConflict',
-  /** Warning Event reason for a Conflict. */
-  ExportConflict: 'ExportConflict',
-} as const;
+export { EXPORT_REASON, SERVICE_EXPORT_CONDITION_CONFLICT, type ServiceExportStatusWriter } from './status-writer.js';
 
 /** Queue key of a ServiceExport (and its Service): `svc/<ns>/<name>`. */
 export function serviceKey(namespace: string, name: string): string {
@@ -97,9 +85,6 @@ export interface ExportSources {
   gateways(): readonly Gateway[];
 }
 
-/** Replaces a ServiceExport's status (the `status` subresource); a 404 means it is gone. */
-export type ServiceExportStatusWriter = (serviceExport: ServiceExport, status: ServiceExportStatus) => Promise<unknown>;
-
 export interface ExporterLogger {
   debug(message: string, meta?: Record<string, unknown>): void;
   info(message: string, meta?: Record<string, unknown>): void;
@@ -115,7 +100,12 @@ export interface ExporterOptions {
   readonly agentNamespace: string;
   readonly policy: ExportPolicyConfig;
   readonly sources: ExportSources;
-  readonly writeStatus: ServiceExportStatusWriter;
+  /**
+   * Where the judgement of each ServiceExport goes: the agent's one status writer, shared by
+   * every ClusterSet (ExportManager), or else `writeStatus` through a writer of its own.
+   */
+  readonly status?: { readonly writer: ExportStatusWriter; readonly clusterSet: string };
+  readonly writeStatus?: ServiceExportStatusWriter;
   readonly events: EventRecorder;
   readonly logger: ExporterLogger;
   /** The cluster's Service CIDR (its ServiceCIDR objects), used when neither `policy.serviceCIDR` nor a Gateway gives one. */
@@ -139,15 +129,6 @@ interface Known {
   stale?: boolean;
 }
 
-/** A condition as decided, before times and generations are added. */
-interface WantedCondition {
-  readonly type: string;
-  readonly status: 'True' | 'False';
-  readonly reason: string;
-  readonly message: string;
-}
-
-type Verdict = { readonly kind: 'failed'; readonly reason: string; readonly message: string } | { readonly kind: 'ok' } | { readonly kind: 'unknown' };
 
 /** Thrown inside a reconcile when the exporter was paused or stopped since it began: write nothing more. */
 class PausedError extends Error {
@@ -174,10 +155,6 @@ function verdictOf(res: readonly ResourceExport[], leaderNamespace: string): Ver
   return judged ? { kind: 'ok' } : { kind: 'unknown' };
 }
 
-function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, b: WantedCondition): boolean {
-  return a.status === b.status && a.reason === b.reason && a.message === b.message;
-}
-
 export class Exporter {
   private readonly queue: WorkQueue;
   private api: LeaderApi | undefined;
@@ -200,13 +177,30 @@ export class Exporter {
   /** Our REs on the leader as last seen, by name. */
   private readonly known = new Map<string, Known>();
   private readonly byKey = new Map<string, Set<string>>();
-  /** The status we last wrote per key, and the ServiceExport resourceVersion it was written over (the cache may lag). */
-  private readonly written = new Map<string, { readonly baseVersion: string | undefined; readonly conditions: readonly MetaCondition[] }>();
+  private readonly statusWriter: ExportStatusWriter;
+  private readonly clusterSet: string;
+  /** A writer of its own (no shared one given): stopped with the exporter. */
+  private readonly ownStatusWriter: boolean;
   /** Keys whose leader verdict is re-read after a write: attempts made, and when the next is due. */
   private readonly verdictChecks = new Map<string, { attempts: number; dueAt: number }>();
 
   constructor(private readonly options: ExporterOptions) {
     this.verdictDelays = options.verdictCheckDelaysMs ?? [2_000, 10_000, 30_000];
+    const write = options.writeStatus;
+    if (options.status) {
+      this.statusWriter = options.status.writer;
+      this.clusterSet = options.status.clusterSet;
+      this.ownStatusWriter = false;
+    } else if (write) {
+      this.statusWriter = new ExportStatusWriter({
+        serviceExport: (namespace, name) => options.sources.serviceExport(namespace, name), write, events: options.events, logger: options.logger,
+        ...(options.now !== undefined && { now: options.now }),
+      });
+      this.clusterSet = '';
+      this.ownStatusWriter = true;
+    } else {
+      throw new TypeError('an Exporter needs `status` or `writeStatus`');
+    }
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,
       backoff: options.backoff ?? { baseMs: 500, maxMs: 60_000 },
@@ -263,6 +257,7 @@ export class Exporter {
     }
     await this.queue.stop();
     await this.syncing;
+    if (this.ownStatusWriter) await this.statusWriter.stop();
   }
 
   /**
@@ -307,7 +302,7 @@ export class Exporter {
   serviceChanged(namespace: string, name: string): void {
     const key = serviceKey(namespace, name);
     // Only what is exported, or was: EndpointSlice churn of other Services costs nothing.
-    if (this.options.sources.serviceExport(namespace, name) !== undefined || this.byKey.has(key) || this.written.has(key)) this.queue.add(key);
+    if (this.options.sources.serviceExport(namespace, name) !== undefined || this.byKey.has(key) || this.statusWriter.judges(this.clusterSet, key)) this.queue.add(key);
   }
 
   /** A Gateway of the agent namespace changed. */
@@ -329,6 +324,7 @@ export class Exporter {
         continue;
       }
       await this.queue.onIdle();
+      await this.statusWriter.onIdle();
       if (this.syncing === undefined && this.queue.size === 0 && this.queue.inFlight === 0) return;
     }
   }
@@ -354,7 +350,6 @@ export class Exporter {
       const name = se.metadata?.name;
       if (ns && name) keys.add(serviceKey(ns, name));
     }
-    for (const key of this.written.keys()) keys.add(key);
     return keys;
   }
 
@@ -518,11 +513,7 @@ export class Exporter {
       ({ verdict, requeue } = await this.checkVerdict(key, verdictOf(this.liveOf(key), this.options.leaderNamespace), generation));
     }
 
-    if (!serviceExport || !valid) {
-      this.written.delete(key);
-      return requeue;
-    }
-    await this.updateStatus(key, serviceExport, valid, refused, verdict);
+    this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
     return requeue;
   }
 
@@ -673,76 +664,6 @@ export class Exporter {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-  }
-
-  // -------------------------------------------------------------------------------------
-  // ServiceExport status
-  // -------------------------------------------------------------------------------------
-
-  /**
-   * Writes `Valid` and `Conflict` when their status, reason or message change (never for the
-   * time or generation alone); Warning Events for a refused namespace and a new Conflict.
-   */
-  private async updateStatus(key: string, serviceExport: ServiceExport, valid: WantedCondition, refused: boolean, verdict: Verdict): Promise<void> {
-    const baseVersion = serviceExport.metadata?.resourceVersion;
-    const memo = this.written.get(key);
-    // Our last write may not have reached the cache yet: then it is what the status is.
-    const current: readonly MetaCondition[] = memo && memo.baseVersion === baseVersion ? memo.conditions : serviceExport.status?.conditions ?? [];
-    const wanted: WantedCondition[] = [valid];
-    const conflict = current.find((c) => c.type === SERVICE_EXPORT_CONDITION_CONFLICT);
-    if (verdict.kind === 'failed') {
-      wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'True', reason: verdict.reason, message: verdict.message });
-    } else if (verdict.kind === 'ok' && conflict?.status === 'True') {
-      wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'False', reason: EXPORT_REASON.NoConflict, message: '' });
-    }
-    const changed = wanted.filter((w) => {
-      const existing = current.find((c) => c.type === w.type);
-      return !existing || !sameCondition(existing, w);
-    });
-    if (changed.length === 0) return;
-
-    const now = (this.options.now?.() ?? new Date()).toISOString();
-    const generation = serviceExport.metadata?.generation;
-    const conditions: MetaCondition[] = current.filter((c) => !changed.some((w) => w.type === c.type)).map((c) => ({ ...c }));
-    for (const w of changed) {
-      const existing = current.find((c) => c.type === w.type);
-      conditions.push({
-        type: w.type, status: w.status, reason: w.reason, message: w.message,
-        lastTransitionTime: existing && existing.status === w.status ? existing.lastTransitionTime : now,
-        ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      });
-    }
-    try {
-      await this.options.writeStatus(serviceExport, { ...serviceExport.status, conditions });
-    } catch (err) {
-      if (isNotFound(err)) {
-        this.written.delete(key);
-        return;
-      }
-      throw err;
-    }
-    this.written.set(key, { baseVersion, conditions });
-
-    const target = this.eventTarget(serviceExport);
-    for (const w of changed) {
-      if (w.type === SERVICE_EXPORT_CONDITION_VALID && refused) {
-        this.options.logger.warn('ServiceExport not exported: its namespace is refused by the export policy', { serviceExport: key, reason: w.reason });
-        this.options.events.record(target, 'Warning', w.reason, w.message);
-      } else if (w.type === SERVICE_EXPORT_CONDITION_CONFLICT && w.status === 'True') {
-        this.options.logger.warn('the leader does not accept an export', { serviceExport: key, detail: w.message });
-        this.options.events.record(target, 'Warning', EXPORT_REASON.ExportConflict, w.message);
-      }
-    }
-  }
-
-  private eventTarget(serviceExport: ServiceExport): EventTarget {
-    return {
-      apiVersion: SERVICE_EXPORT.apiVersion,
-      kind: SERVICE_EXPORT.kind,
-      name: serviceExport.metadata?.name ?? '',
-      namespace: serviceExport.metadata?.namespace ?? '',
-      ...(serviceExport.metadata?.uid !== undefined ? { uid: serviceExport.metadata.uid } : {}),
-    };
   }
 
   // -------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
-import { describeError, isNotFound } from '../kube/errors.js';
+import { describeError, isNamespaceTerminating, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
 import { ExclusiveGate } from '../runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
@@ -35,7 +35,7 @@ import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups
 import type { LocalStore, ObjectRef } from './local-store.js';
 import { OwnedIndex } from './owned-index.js';
 import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
-import { checkImport, missingNamespaces, tooManyObjects, type Rejection } from './policy.js';
+import { checkImport, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
@@ -54,6 +54,8 @@ export interface ImporterOptions {
   readonly policy: ImportPolicyConfig;
   readonly store: LocalStore;
   readonly namespaceExists: (namespace: string) => boolean;
+  /** Whether an existing namespace is being deleted. @default never */
+  readonly namespaceTerminating?: (namespace: string) => boolean;
   readonly events: EventRecorder;
   readonly eventTarget: () => EventTarget;
   readonly logger: ImporterLogger;
@@ -434,9 +436,11 @@ export class Importer {
   // Refusals
   // -------------------------------------------------------------------------------------
 
-  private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan): void {
-    const previous = this.riState.reject(riName, rejection, rejection.rule === 'NamespaceNotFound' && plan.kind === 'apply'
-      ? missingNamespaces(plan.objects, this.options.namespaceExists) : []);
+  /** `awaited`: the namespaces whose (re)creation retries it; by default, those the plan cannot land in now. */
+  private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan, awaited?: readonly string[]): void {
+    const waitsForNamespace = rejection.rule === 'NamespaceNotFound' || rejection.rule === 'NamespaceTerminating';
+    const previous = this.riState.reject(riName, rejection, awaited ?? (waitsForNamespace && plan.kind === 'apply'
+      ? unavailableNamespaces(plan.objects, this.options.namespaceExists, this.options.namespaceTerminating) : []));
     if (previous?.message === rejection.message) return;
     if (quiet) {
       this.options.logger.debug('resource import held back', { resourceImport: riName, rule: rejection.rule, detail: rejection.message });
@@ -520,7 +524,10 @@ export class Importer {
     }
 
     // Everything up to the admission is synchronous, so that the cap holds under concurrency.
-    let rejection = checkImport({ ri, objects: plan.objects, policy: this.options.policy, namespaceExists: this.options.namespaceExists });
+    let rejection = checkImport({
+      ri, objects: plan.objects, policy: this.options.policy, namespaceExists: this.options.namespaceExists,
+      ...(this.options.namespaceTerminating !== undefined && { namespaceTerminating: this.options.namespaceTerminating }),
+    });
     let quiet = false;
     if (!rejection && kind === RESOURCE_IMPORT_KIND.Endpoints) {
       const held = siblingProblem(ri, {
@@ -556,6 +563,14 @@ export class Importer {
       const result = await this.applier.apply(riName, kind, plan.objects, current, guard);
       this.riState.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
     } catch (err) {
+      if (isNamespaceTerminating(err)) {
+        // The namespace cache has not seen the deletion yet: the same refusal, waiting for the
+        // namespace to be created again (no retry until then).
+        const namespace = unavailableNamespaces(plan.objects, () => true, () => true)[0] ?? '';
+        this.unadmit(riName, group.key);
+        this.reject(riName, kind, namespaceTerminating(ri, namespace), false, plan, [namespace]);
+        return undefined;
+      }
       const missing = missingKind(err, plan.objects);
       if (!missing) throw err;
       // Retrying fast cannot help until someone installs the CRD; say so once and check back later.

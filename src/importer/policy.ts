@@ -22,6 +22,8 @@ export type RejectionRule =
   | 'NamespaceDenied'
   | 'NamespaceNotAllowed'
   | 'NamespaceNotFound'
+  /** The target namespace is being deleted: nothing can be created there until it is re-created. */
+  | 'NamespaceTerminating'
   | 'InvalidName'
   | 'AddressRejected'
   | 'ObjectTooLarge'
@@ -43,6 +45,8 @@ export interface ImportCheckInput {
   policy: ImportPolicyConfig;
   /** Whether a namespace exists in the member cluster now (from an informer cache). */
   namespaceExists: (ns: string) => boolean;
+  /** Whether an existing namespace is being deleted (phase Terminating). @default never */
+  namespaceTerminating?: (ns: string) => boolean;
   /**
    * Objects this leader already has in the member, NOT counting those of `ri` itself. Omitted
    * by the importer, which admits whole exported services against the cap itself
@@ -390,6 +394,20 @@ export function missingNamespaces(objects: readonly DesiredObject[], namespaceEx
 }
 
 /**
+ * The leader-chosen namespaces of `objects` an import cannot land in until they are (re-)created:
+ * missing or Terminating (what a NamespaceNotFound or NamespaceTerminating refusal waits for).
+ */
+export function unavailableNamespaces(objects: readonly DesiredObject[], namespaceExists: (ns: string) => boolean,
+  namespaceTerminating: (ns: string) => boolean = () => false): string[] {
+  return leaderChosenNamespaces(objects).filter((ns) => !namespaceExists(ns) || namespaceTerminating(ns));
+}
+
+/** The refusal for objects going into `namespace`, which is being deleted. */
+export function namespaceTerminating(ri: ResourceImport, namespace: string): Rejection {
+  return rejectionOf(ri, 'NamespaceTerminating', `target namespace ${show(namespace)} is being deleted (Terminating): the import lands once the namespace is created again`);
+}
+
+/**
  * Whether the leader may have these objects in this member. Checks run in a fixed order and
  * the first failure is returned, so one RI always yields the same rule: kind, names,
  * namespaces, size, payload shape, addresses, then (when `ownedCount` is given) the per-leader
@@ -422,6 +440,8 @@ export function checkImport(input: ImportCheckInput): Rejection | undefined {
   }
   const missing = namespaces.find((ns) => !input.namespaceExists(ns));
   if (missing !== undefined) return reject('NamespaceNotFound', `target namespace ${show(missing)} does not exist (the agent never creates namespaces)`);
+  const terminating = input.namespaceTerminating === undefined ? undefined : namespaces.find(input.namespaceTerminating);
+  if (terminating !== undefined) return namespaceTerminating(ri, terminating);
 
   for (const obj of objects) {
     const bytes = Buffer.byteLength(JSON.stringify(obj.body));

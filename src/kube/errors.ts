@@ -201,6 +201,11 @@ export function isNamespaceNotFound(err: unknown): boolean {
   return httpStatus(err) === 404 && apiStatus(err)?.details?.kind === 'namespaces';
 }
 
+/** A 403 because the request's namespace is being deleted ("unable to create new content in namespace ... because it is being terminated"). */
+export function isNamespaceTerminating(err: unknown): boolean {
+  return httpStatus(err) === 403 && /because it is being terminated/.test(apiStatus(err)?.message ?? '');
+}
+
 export function isConflict(err: unknown): boolean {
   return hasReasonOrCode(err, 'Conflict', 409);
 }

@@ -117,7 +117,7 @@ export function responseCapBytes(heapLimitBytes = getHeapStatistics().heap_size_
 function capProblem(cap: number, size: number | undefined): string {
   const heap = Math.round(getHeapStatistics().heap_size_limit / MIB);
   const capText = cap >= MIB ? `${(cap / MIB).toFixed(1)} MiB` : `${String(cap)} bytes`;
-  return `${size === undefined ? 'answer larger than' : `answer of ${String(size)} bytes is larger than`} ${capText}, the cap derived from the agent's heap limit (${String(heap)} MiB)`;
+  return `${size === undefined ? 'answer larger than' : `answer of ${String(size)} bytes, larger than`} ${capText}, the cap derived from the agent's heap limit (${String(heap)} MiB)`;
 }
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
@@ -200,6 +200,119 @@ function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate
     });
     body.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
     body.on('error', reject);
+  });
+}
+
+/** How {@link streamWatch} reaches the server, and how it names it. */
+export interface WatchTransport {
+  /** `<peer> WATCH <path>`, for error messages. */
+  readonly where: string;
+  /** Redacted from error snippets. */
+  readonly secret: string | undefined;
+  /** Deadline of the connect phase, up to the answer's headers. */
+  readonly connectTimeoutMs: number;
+  /** A watch that receives no byte for this long ends with a TimeoutError (ListWatch reconnects at once). */
+  readonly idleMs: number;
+  /** Sends the watch request (query `watch=true` included). */
+  open(signal: AbortSignal): Promise<Dispatcher.ResponseData>;
+  track(transport: AbortController): void;
+  untrack(transport: AbortController): void;
+}
+
+/**
+ * A watch with client-node's `Watch.watch` contract, which ListWatch relies on, over any
+ * transport: every line must be a watch event, each non-ERROR object must pass `expectItem`.
+ */
+export function streamWatch(t: WatchTransport, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
+  const controller = new AbortController();
+  const transport = new AbortController();
+  t.track(transport);
+  return new Promise((resolve) => {
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number, what: string): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { finish(new TimeoutError(`${t.where}: ${what} for ${String(ms)} ms`)); }, ms);
+      timer.unref();
+    };
+    // Like client-node: `done` exactly once, after which the request is gone. `done` runs
+    // before the promise resolves, so a caller sees a refused watch as ended when it returns.
+    const finish = (err: unknown): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      t.untrack(transport);
+      transport.abort();
+      controller.abort();
+      done(err);
+      resolve(controller);
+    };
+    // An abort by the caller reports an AbortError, as client-node's does (ListWatch.stop()
+    // surfaces it as an 'error' the informer ignores once stopped).
+    controller.signal.addEventListener('abort', () => {
+      const reason: unknown = controller.signal.reason;
+      finish(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
+    }, { once: true });
+
+    const onLine = (contentType: string, line: string): void => {
+      if (finished || line.trim() === '') return;
+      const bad = (problem: string): void => { finish(new UnexpectedResponseError(200, contentType, problem, snippetOf(line, t.secret), t.where)); };
+      const event = parseObject(line);
+      if (event === undefined) { bad('expected a JSON watch event'); return; }
+      const { type, object } = event;
+      if (typeof type !== 'string' || !EVENT_TYPES.has(type) || !isRecord(object)) {
+        bad('expected a watch event {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}');
+        return;
+      }
+      const problem = type === 'ERROR' ? undefined : expectItem?.(object, type);
+      if (problem !== undefined) { bad(problem); return; }
+      try {
+        callback(type, object, event);
+      } catch (err) {
+        finish(err);
+      }
+    };
+
+    // The connect phase has a deadline; once streaming, only silence ends the watch (the
+    // server's own timeout ends it cleanly).
+    arm(t.connectTimeoutMs, 'no answer');
+    t.open(transport.signal).then((res) => {
+      const contentType = headerText(res.headers['content-type']);
+      if (finished) {
+        res.body.destroy();
+        return;
+      }
+      if (res.statusCode !== 200 || !isJson(contentType)) {
+        // Reported before watch() resolves, so the watch never counts as established.
+        readBody(res.body, MAX_ERROR_BODY_BYTES, true).then((text) => {
+          finish(res.statusCode === 200
+            ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippetOf(text, t.secret), t.where)
+            : answerError(t.where, res.statusCode, contentType, text, t.secret));
+        }, finish);
+        return;
+      }
+      resolve(controller);
+      arm(t.idleMs, 'no data');
+      const decoder = new StringDecoder('utf8');
+      let pending = '';
+      res.body.on('data', (chunk: Buffer) => {
+        arm(t.idleMs, 'no data');
+        pending += decoder.write(chunk);
+        for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          onLine(contentType, line);
+        }
+        if (pending.length > MAX_EVENT_CHARS) {
+          finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippetOf(pending, t.secret), t.where));
+        }
+      });
+      res.body.on('end', () => {
+        onLine(contentType, pending + decoder.end());
+        finish(null);
+      });
+      res.body.on('error', finish);
+    }, finish);
   });
 }
 
@@ -293,96 +406,12 @@ export function createRestClient(options: RestClientOptions): RestClient {
     await options.budget?.take();
     const where = `${peer} WATCH ${path}`;
     if (closed) throw new Error(`${where}: the client is closed`);
-    const controller = new AbortController();
-    const transport = new AbortController();
-    live.add(transport);
-    return new Promise((resolve) => {
-      let finished = false;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = (ms: number, what: string): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => { finish(new TimeoutError(`${where}: ${what} for ${String(ms)} ms`)); }, ms);
-        timer.unref();
-      };
-      // Like client-node: `done` exactly once, after which the request is gone. `done` runs
-      // before the promise resolves, so a caller sees a refused watch as ended when it returns.
-      const finish = (err: unknown): void => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(timer);
-        live.delete(transport);
-        transport.abort();
-        controller.abort();
-        done(err);
-        resolve(controller);
-      };
-      // An abort by the caller reports an AbortError, as client-node's does (ListWatch.stop()
-      // surfaces it as an 'error' the informer ignores once stopped).
-      controller.signal.addEventListener('abort', () => {
-        const reason: unknown = controller.signal.reason;
-        finish(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
-      }, { once: true });
-
-      const onLine = (contentType: string, line: string): void => {
-        if (finished || line.trim() === '') return;
-        const bad = (problem: string): void => { finish(new UnexpectedResponseError(200, contentType, problem, snippet(line), where)); };
-        const event = parseObject(line);
-        if (event === undefined) { bad('expected a JSON watch event'); return; }
-        const { type, object } = event;
-        if (typeof type !== 'string' || !EVENT_TYPES.has(type) || !isRecord(object)) {
-          bad('expected a watch event {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}');
-          return;
-        }
-        const problem = type === 'ERROR' ? undefined : expectItem?.(object, type);
-        if (problem !== undefined) { bad(problem); return; }
-        try {
-          callback(type, object, event);
-        } catch (err) {
-          finish(err);
-        }
-      };
-
-      // The connect phase has a deadline; once streaming, only silence ends the watch (the
-      // server's own timeout ends it cleanly).
-      arm(Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), 'no answer');
-      send(agents.watches, 'GET', url(path, { ...query, watch: true }), undefined, transport.signal).then((res) => {
-        const contentType = headerText(res.headers['content-type']);
-        if (finished) {
-          res.body.destroy();
-          return;
-        }
-        if (res.statusCode !== 200 || !isJson(contentType)) {
-          // Reported before watch() resolves, so the watch never counts as established.
-          readBody(res.body, MAX_ERROR_BODY_BYTES, true).then((text) => {
-            finish(res.statusCode === 200
-              ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippet(text), where)
-              : answerError(where, res.statusCode, contentType, text, options.token));
-          }, finish);
-          return;
-        }
-        resolve(controller);
-        arm(idleMs, 'no data');
-        const decoder = new StringDecoder('utf8');
-        let pending = '';
-        res.body.on('data', (chunk: Buffer) => {
-          arm(idleMs, 'no data');
-          pending += decoder.write(chunk);
-          for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
-            const line = pending.slice(0, nl);
-            pending = pending.slice(nl + 1);
-            onLine(contentType, line);
-          }
-          if (pending.length > MAX_EVENT_CHARS) {
-            finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippet(pending), where));
-          }
-        });
-        res.body.on('end', () => {
-          onLine(contentType, pending + decoder.end());
-          finish(null);
-        });
-        res.body.on('error', finish);
-      }, finish);
-    });
+    return streamWatch({
+      where, secret: options.token, connectTimeoutMs: Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), idleMs,
+      open: (signal) => send(agents.watches, 'GET', url(path, { ...query, watch: true }), undefined, signal),
+      track: (transport) => { live.add(transport); },
+      untrack: (transport) => { live.delete(transport); },
+    }, callback, done, expectItem);
   }
 
   return {

@@ -338,6 +338,19 @@ spec:
     access = next;
   });
 
+  it('opens every watch as client-go does: bookmarks and a server-side timeout of 5-10 minutes', () => {
+    for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+      const watches = readAuditEvents(plane.auditLogPath, (e) => e.verb === 'watch' && e.userAgent === 'clusterset-agent');
+      assert.ok(watches.length >= (cluster === 'member' ? 5 : 2), `${cluster}: ${String(watches.length)} watches by the agent`);
+      const bad = watches.map((e) => e.requestURI ?? '').filter((uri) => {
+        const query = new URL(uri, 'https://x').searchParams;
+        const timeout = Number(query.get('timeoutSeconds'));
+        return query.get('allowWatchBookmarks') !== 'true' || !(timeout >= 300 && timeout < 600);
+      });
+      assert.deepEqual(bad, [], `${cluster}: watches without bookmarks or the server-side timeout`);
+    }
+  });
+
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {
     await waitFor('imports present', () => (agent?.imports.counts(CLUSTERSET_ID)?.total ?? 0) > 0, converge);
     await clusterSetApi(member.adminConfig()).delete(CLUSTERSET_ID);

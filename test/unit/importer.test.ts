@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/config/config
 import type { EventTarget } from '../../src/events/recorder.js';
 import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/importer/importer.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
+import { ApiError } from '../../src/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
 
 const LEADER_NS = 'leader-ns';
@@ -162,6 +163,7 @@ interface Setup {
   namespaces: Set<string>;
   log: LogLine[];
   events: { reason: string; message: string }[];
+  terminating: Set<string>;
 }
 
 const running: Importer[] = [];
@@ -174,12 +176,14 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
   const store = options.store ?? new FakeStore();
   const leader = new RILeader();
   const namespaces = new Set(['team-a', 'team-b', 'agent-ns']);
+  const terminating = new Set<string>();
   const { lines, logger } = capture();
   const events: { reason: string; message: string }[] = [];
   const policy: ImportPolicyConfig = { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...options.policy };
   const importer = new Importer({
     owner: OWNER, policy, store,
     namespaceExists: (ns) => namespaces.has(ns),
+    namespaceTerminating: (ns) => terminating.has(ns),
     events: { record: (_target, _type, reason, message) => { events.push({ reason, message }); } },
     eventTarget: () => TARGET,
     logger,
@@ -187,7 +191,7 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
   });
   running.push(importer);
-  return { importer, store, leader, namespaces, log: lines, events };
+  return { importer, store, leader, namespaces, terminating, log: lines, events };
 }
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -385,6 +389,41 @@ describe('Importer: atomic service imports', () => {
     await waitFor('imported once the namespace exists', () => objectsOf(s.store, 'ghost', 'web') === 3, 2_000);
     await settle(s);
     assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('refuses imports into a Terminating namespace with a reason, and tries again only once it is created again', async () => {
+    const s = setup();
+    s.terminating.add('team-b');
+    s.leader.put(svcRI('team-b', 'web'), epsRI('team-b', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('both refused', () => s.importer.counts().rejected === 2);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0);
+    const refusal = s.events.find((e) => e.reason === 'ImportRejectedNamespaceTerminating');
+    assert.match(refusal?.message ?? '', /target namespace "team-b" is being deleted \(Terminating\)/);
+    // Deleted and created again: the informer reports it added.
+    s.terminating.delete('team-b');
+    s.importer.namespaceAdded('team-b');
+    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 3, 2_000);
+    await settle(s);
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('a create refused because the namespace is terminating (cache not caught up) is the same refusal, not a retry loop', async () => {
+    const s = setup();
+    s.store.failNext('create', new ApiError(403, { kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403,
+      message: 'services "antrea-mc-web" is forbidden: unable to create new content in namespace team-b because it is being terminated' }));
+    s.leader.put(svcRI('team-b', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('refused', () => s.importer.counts().rejected === 1);
+    await sleep(1_500);
+    await settle(s);
+    assert.equal(s.store.count('create'), 1, 'not retried while the namespace is terminating');
+    assert.ok(s.events.some((e) => e.reason === 'ImportRejectedNamespaceTerminating'), JSON.stringify(s.events));
+    s.importer.namespaceAdded('team-b');
+    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 2, 2_000);
     await s.importer.stop();
   });
 

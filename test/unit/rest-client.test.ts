@@ -136,7 +136,7 @@ describe('RestClient.request()', () => {
     const small = client({ maxResponseBytes: 64 * 1024 });
     const declared = await small.request('GET', '/declared').then(() => undefined, (e: unknown) => e);
     assert.ok(declared instanceof UnexpectedResponseError, String(declared));
-    assert.match(declared.message, new RegExp(`^leader GET /declared answered 200 .*answer of ${String(Buffer.byteLength(big))} bytes is larger than 65536 bytes, the cap derived from the agent's heap limit`));
+    assert.match(declared.message, new RegExp(`^leader GET /declared answered 200 .*answer of ${String(Buffer.byteLength(big))} bytes, larger than 65536 bytes, the cap derived from the agent's heap limit`));
     const streamed = await small.request('GET', '/streamed').then(() => undefined, (e: unknown) => e);
     assert.ok(streamed instanceof UnexpectedResponseError, String(streamed));
     assert.match(streamed.message, /^leader GET \/streamed answered 200 .*answer larger than 65536 bytes, the cap derived from the agent's heap limit.*"\{\\"kind\\":\\"List\\"/);
