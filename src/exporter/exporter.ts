@@ -30,6 +30,7 @@ import type { EventRecorder } from '../events/recorder.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
+import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
 import { clusterInfoExport } from './clusterinfo-export.js';
 import { exportAllowed } from './export-policy.js';
 import { exportConflict, mergeForUpdate, sameExport, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from './service-export.js';
@@ -125,6 +126,12 @@ export interface ExporterOptions {
 interface Known {
   readonly key: string;
   live: ResourceExport;
+  /**
+   * The resourceVersion our own last create or replace returned: while `live` is still that
+   * version, its status is what the leader said about the spec before (or nothing), not a
+   * verdict on what we wrote.
+   */
+  readonly writtenVersion?: string | undefined;
   /** A write failed: `live` may be outdated, re-read it before using it. */
   stale?: boolean;
 }
@@ -173,6 +180,9 @@ export class Exporter {
   private drainWaiters: (() => void)[] = [];
   private readonly resyncTimer: ReturnType<typeof setInterval>;
   private readonly verdictDelays: readonly number[];
+  /** Our REs on the leader, watched (by their sourceClusterID label) while active. */
+  private watcher: ResilientInformer<ResourceExport> | undefined;
+  private watcherApi: LeaderApi | undefined;
 
   /** Our REs on the leader as last seen, by name. */
   private readonly known = new Map<string, Known>();
@@ -225,6 +235,7 @@ export class Exporter {
     if (this.stopped) return;
     this.api = api;
     this.lastApi = api;
+    this.startWatcher(api);
     if (this.state === 'active') return;
     if (this.state === 'paused') this.options.logger.info('exports resumed');
     this.state = 'active';
@@ -240,6 +251,7 @@ export class Exporter {
     this.generation += 1;
     this.ready = false;
     this.api = undefined;
+    this.stopWatcher();
     this.syncAbort.abort();
     this.syncAbort = new AbortController();
     if (wasActive) this.options.logger.warn('exports paused: nothing is written to the leader', { why });
@@ -254,6 +266,7 @@ export class Exporter {
       this.syncAbort.abort();
       clearInterval(this.resyncTimer);
       this.releaseDrainWaiters();
+      this.stopWatcher();
     }
     await this.queue.stop();
     await this.syncing;
@@ -305,6 +318,21 @@ export class Exporter {
     if (this.options.sources.serviceExport(namespace, name) !== undefined || this.byKey.has(key) || this.statusWriter.judges(this.clusterSet, key)) this.queue.add(key);
   }
 
+  /**
+   * The leader may have dropped everything we published (our announce had to be created
+   * again, and a leader deletes the exports of a member whose announce is deleted): publish
+   * everything again now rather than at the next periodic sync.
+   */
+  announceRecreated(): void {
+    this.resync();
+  }
+
+  resync(): void {
+    if (this.stopped || this.state !== 'active' || this.syncing !== undefined) return;
+    this.options.logger.info('full export sync: our announce was created again on the leader');
+    void this.fullSync();
+  }
+
   /** A Gateway of the agent namespace changed. */
   clusterInfoChanged(): void {
     this.queue.add(CLUSTER_INFO_KEY);
@@ -327,11 +355,6 @@ export class Exporter {
       await this.statusWriter.onIdle();
       if (this.syncing === undefined && this.queue.size === 0 && this.queue.inFlight === 0) return;
     }
-  }
-
-  /** REs on the leader we know to be ours. */
-  exportedCount(): number {
-    return this.known.size;
   }
 
   // -------------------------------------------------------------------------------------
@@ -508,9 +531,13 @@ export class Exporter {
     } else if (desired.length === 0) {
       this.verdictChecks.delete(key);
       verdict = { kind: 'ok' };
+    } else if (this.watcher) {
+      // The watch brings the leader's verdict when it judges what we wrote: no polling.
+      this.verdictChecks.delete(key);
+      verdict = this.verdictOfKey(key);
     } else {
       if (result.wrote) this.verdictChecks.set(key, { attempts: 0, dueAt: this.nowMs() + (this.verdictDelays[0] ?? 0) });
-      ({ verdict, requeue } = await this.checkVerdict(key, verdictOf(this.liveOf(key), this.options.leaderNamespace), generation));
+      ({ verdict, requeue } = await this.checkVerdict(key, this.verdictOfKey(key), generation));
     }
 
     this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
@@ -538,7 +565,7 @@ export class Exporter {
         throw new Error(`ResourceExport ${this.options.leaderNamespace}/${name} disappeared from the leader`, { cause: err });
       }
     }
-    const fresh = verdictOf(this.liveOf(key), this.options.leaderNamespace);
+    const fresh = this.verdictOfKey(key);
     check.attempts += 1;
     const next = this.verdictDelays[check.attempts];
     if (fresh.kind !== 'unknown' || next === undefined) {
@@ -584,7 +611,7 @@ export class Exporter {
       const api = this.checkWritable(generation);
       try {
         const created = await api.createResourceExport(desired);
-        this.setKnown(name, key, created);
+        this.setKnown(name, key, created, true);
         this.options.logger.info('exported', { resourceExport: name, kind: desired.spec?.kind });
         return 'created';
       } catch (err) {
@@ -607,7 +634,7 @@ export class Exporter {
     const api = this.checkWritable(generation);
     try {
       const updated = await api.replaceResourceExport(mergeForUpdate(desired, live));
-      this.setKnown(name, key, updated);
+      this.setKnown(name, key, updated, true);
       this.options.logger.info('export updated', { resourceExport: name, kind: desired.spec?.kind });
       return 'updated';
     } catch (err) {
@@ -670,10 +697,12 @@ export class Exporter {
   // Index and bookkeeping
   // -------------------------------------------------------------------------------------
 
-  private setKnown(name: string, key: string, live: ResourceExport): Known {
+  /** `written`: `live` is the answer to our own write (see {@link Known.writtenVersion}). */
+  private setKnown(name: string, key: string, live: ResourceExport, written = false): Known {
     const previous = this.known.get(name);
     if (previous && previous.key !== key) this.unindex(name, previous.key);
-    const entry: Known = { key, live };
+    const writtenVersion = written ? live.metadata?.resourceVersion : previous?.key === key ? previous.writtenVersion : undefined;
+    const entry: Known = { key, live, ...(writtenVersion !== undefined && { writtenVersion }) };
     this.known.set(name, entry);
     let names = this.byKey.get(key);
     if (!names) {
@@ -698,8 +727,74 @@ export class Exporter {
     if (names.size === 0) this.byKey.delete(key);
   }
 
-  private liveOf(key: string): ResourceExport[] {
-    return [...(this.byKey.get(key) ?? [])].map((name) => this.known.get(name)?.live).filter((re) => re !== undefined);
+  /** The leader's verdict on what we last wrote for `key`: unknown while it has not judged it yet. */
+  private verdictOfKey(key: string): Verdict {
+    const entries = [...(this.byKey.get(key) ?? [])].map((name) => this.known.get(name)).filter((e) => e !== undefined);
+    // Still the answer to our own write, with the status of the spec before it: not a verdict.
+    const pending = (e: Known) => e.writtenVersion !== undefined && e.writtenVersion === e.live.metadata?.resourceVersion
+      && (e.live.status?.conditions?.length ?? 0) > 0;
+    const judged = verdictOf(entries.filter((e) => !pending(e)).map((e) => e.live), this.options.leaderNamespace);
+    // A refusal of any RE stands; an acceptance only once the leader judged all we wrote.
+    if (judged.kind === 'failed' || !entries.some(pending)) return judged;
+    return { kind: 'unknown' };
+  }
+
+  // -------------------------------------------------------------------------------------
+  // The watch of our exports on the leader
+  // -------------------------------------------------------------------------------------
+
+  /** Watches our REs through `api` (a no-op when already watching through it). */
+  private startWatcher(api: LeaderApi): void {
+    const source = api.exportsWatch;
+    if (!source || this.watcherApi === api) return;
+    this.stopWatcher();
+    const informer = new ResilientInformer<ResourceExport>({
+      name: `resourceexports@${this.options.leaderNamespace}`,
+      path: source.path,
+      labelSelector: this.selector(),
+      list: () => api.listResourceExports(this.selector()),
+      watch: source.watch,
+      logger: this.options.logger,
+    });
+    informer.on('add', (re) => { this.leaderChanged(re, false); });
+    informer.on('update', (re) => { this.leaderChanged(re, false); });
+    informer.on('delete', (re) => { this.leaderChanged(re, true); });
+    informer.start().catch((err: unknown) => {
+      if (!(err instanceof InformerStoppedError)) this.options.logger.warn('resource export watcher did not start', { error: describeError(err) });
+    });
+    this.watcher = informer;
+    this.watcherApi = api;
+  }
+
+  private stopWatcher(): void {
+    const informer = this.watcher;
+    this.watcher = undefined;
+    this.watcherApi = undefined;
+    informer?.stop().catch(() => undefined);
+  }
+
+  /**
+   * One of our REs changed on the leader: deleted or edited by someone else, or judged by the
+   * leader. Our own writes come back with the version we already hold and change nothing.
+   */
+  private leaderChanged(re: ResourceExport, deleted: boolean): void {
+    if (!this.canWork()) return;
+    if (re.spec?.clusterID !== undefined && re.spec.clusterID !== this.options.localClusterID) return;
+    const name = nameOf(re);
+    const entry = this.known.get(name);
+    const key = entry?.key ?? keyOfExport(re);
+    if (key === undefined) return;
+    if (deleted || isTerminating(re)) {
+      if (entry) {
+        this.dropKnown(name);
+        this.options.logger.info('one of our exports is being deleted on the leader; it is published again', { resourceExport: name });
+      }
+    } else if (entry) {
+      if (entry.live.metadata?.resourceVersion === re.metadata?.resourceVersion) return;
+      this.setKnown(name, key, re);
+    }
+    // Unknown ones too: a leftover is withdrawn, one of ours adopted, by the reconcile.
+    this.queue.add(key);
   }
 
   private nowMs(): number {

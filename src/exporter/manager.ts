@@ -193,6 +193,7 @@ export class ExportManager {
       logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
       serviceCIDR: () => this.serviceCIDR,
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
+      resyncMs: this.options.policy.resyncSeconds * 1000,
     });
     this.exporters.set(clusterSet, exporter);
     return exporter;
