@@ -14,6 +14,7 @@ import type { ClientBudget } from '../kube/client-budget.js';
 import type { WatchLike } from '../kube/informer.js';
 import { createRestClient, type Expectation } from '../kube/rest-client.js';
 import type { LeaderCredentials } from './credentials.js';
+import { isRecord } from '../kube/json.js';
 
 export interface LeaderApi {
   readonly server: string;
@@ -61,9 +62,6 @@ function show(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function kindProblem(obj: Record<string, unknown>, kind: string, apiVersion: string): string | undefined {
   if (obj.kind === kind && obj.apiVersion === apiVersion) return undefined;

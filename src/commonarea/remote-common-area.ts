@@ -220,10 +220,6 @@ export class RemoteCommonArea {
     this.events.clear();
   }
 
-  isConnected(): boolean {
-    return this.conditions.connected;
-  }
-
   /** A copy: callers cannot change the area's state through it. */
   getStatus(): LeaderStatus {
     return { leaderClusterID: this.leaderClusterID, ...this.conditions.snapshot() };

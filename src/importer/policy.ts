@@ -14,7 +14,8 @@ import { isIP } from 'node:net';
 import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../config/config.js';
-import { isRecord, type DesiredObject } from './rules.js';
+import { isRecord } from '../kube/json.js';
+import type { DesiredObject } from './rules.js';
 
 export type RejectionRule =
   | 'UnknownKind'

@@ -24,6 +24,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { UnexpectedResponseError } from './rest-client.js';
+import { isRecord } from './json.js';
 
 export interface ApiStatusDetails {
   readonly kind?: string;
@@ -70,12 +71,6 @@ const TLS_VERIFICATION_CODES: ReadonlySet<string> = new Set([
   'HOSTNAME_MISMATCH',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
-
-type Rec = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Rec {
-  return typeof value === 'object' && value !== null;
-}
 
 function isHttpStatus(value: unknown): value is number {
   // DOMException also has a numeric `code` (20 for AbortError), hence the range check.

@@ -25,8 +25,8 @@ import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { type HttpsAgentPool, sharedHttpsAgents } from './https-agent-pool.js';
 import type { WatchLike } from './informer.js';
+import { isRecord, type Json } from './json.js';
 
-type Json = Record<string, unknown>;
 export type Query = Record<string, string | number | boolean | undefined>;
 /** Says what is wrong with an answer (e.g. `expected kind X, got "Y"`), or `undefined` if it is fine. */
 export type Expectation = (obj: Json, watchEventType?: string) => string | undefined;
@@ -132,9 +132,6 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function isJson(contentType: string): boolean {
   return /^application\/json\s*(;|$)/i.test(contentType.trim());
