@@ -5,7 +5,8 @@
 // the ClusterSets that use it, which is how a rotated token takes effect without restart.
 // A finalizer makes deletion a real leave: the announce is deleted on the leader before
 // the ClusterSet goes away, even if the agent was down when it was deleted.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { createJsonClient } from '../kube/json-client.js';
 import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../api/types.js';
 import { credentialsFromSecret } from '../commonarea/credentials.js';
 import type { AreaEvent } from '../commonarea/area-events.js';
@@ -90,7 +91,7 @@ export class ClusterSetController {
     this.log = options.logger.child({ component: 'clusterset-controller', namespace: options.namespace });
     this.objects = kc.makeApiClient(CustomObjectsApi);
     const core = kc.makeApiClient(CoreV1Api);
-    const watch = new Watch(kc);
+    const watch = createJsonClient(kc);
     const ns = options.namespace;
     this.ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: ns };
     this.clusterSets = new ResilientInformer<ClusterSet>({

@@ -14,6 +14,7 @@ import type { ClientBudget } from '../kube/client-budget.js';
 import type { WatchLike } from '../kube/informer.js';
 import { createRestClient, type Expectation } from '../kube/rest-client.js';
 import type { LeaderCredentials } from './credentials.js';
+import { isRecord } from '../kube/json.js';
 
 export interface LeaderApi {
   readonly server: string;
@@ -39,6 +40,8 @@ export interface LeaderApi {
   readonly resourceImportsPath: string;
   /** Validated: every event object must be a ResourceImport of the leader namespace. */
   readonly watch: WatchLike;
+  /** This member's exports, for an informer: the collection path and a watch validated for ResourceExports. */
+  readonly exportsWatch?: { readonly path: string; readonly watch: WatchLike };
   /**
    * Whether the leader's API discovery (`/apis`, a Kubernetes APIGroupList) lists the
    * multicluster group version. Tells a Kubernetes API server without the CRDs (whose unknown
@@ -59,9 +62,6 @@ function show(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function kindProblem(obj: Record<string, unknown>, kind: string, apiVersion: string): string | undefined {
   if (obj.kind === kind && obj.apiVersion === apiVersion) return undefined;
@@ -127,6 +127,9 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
     });
   };
   // Bookmarks carry only metadata.resourceVersion, so only their kind is checked.
+  const exportEvent: Expectation = (obj, type) => (type === 'BOOKMARK'
+    ? kindProblem(obj, RESOURCE_EXPORT.kind, RESOURCE_EXPORT.apiVersion)
+    : objectProblem(obj, RESOURCE_EXPORT, namespace));
   const importEvent: Expectation = (obj, type) => (type === 'BOOKMARK'
     ? kindProblem(obj, RESOURCE_IMPORT.kind, RESOURCE_IMPORT.apiVersion)
     : objectProblem(obj, RESOURCE_IMPORT, namespace));
@@ -171,6 +174,7 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
     },
     resourceImportsPath: collection(RESOURCE_IMPORT),
     watch: { watch: (path, query, callback, done) => client.watch(path, query, callback, done, importEvent) },
+    exportsWatch: { path: exports, watch: { watch: (path, query, callback, done) => client.watch(path, query, callback, done, exportEvent) } },
     close: () => { client.close(); },
   };
 }

@@ -60,6 +60,11 @@ export interface LeaderLink {
    * e.g. after a restart when the ClusterSet was deleted meanwhile.
    */
   leave(api?: LeaderApi): Promise<void>;
+  /**
+   * Our announce had to be created again (someone deleted it, and a leader deletes the
+   * exports of a member whose announce is gone): bring back at once what was published.
+   */
+  announceRecreated?(): void;
 }
 
 /** Failures that mean the leader's answers (or our right to ask) cannot be trusted. */
@@ -101,6 +106,8 @@ export class RemoteCommonArea {
   private credentialsFingerprint: string | undefined;
   private configProblem: Failure | undefined;
   private importsActive = false;
+  /** The uid of our announce at the last accepted beat: a new one means it was created again. */
+  private announceUid: string | undefined;
   private stopped = false;
 
   constructor(private readonly options: RemoteCommonAreaOptions) {
@@ -213,10 +220,6 @@ export class RemoteCommonArea {
     this.events.clear();
   }
 
-  isConnected(): boolean {
-    return this.conditions.connected;
-  }
-
   /** A copy: callers cannot change the area's state through it. */
   getStatus(): LeaderStatus {
     return { leaderClusterID: this.leaderClusterID, ...this.conditions.snapshot() };
@@ -247,7 +250,13 @@ export class RemoteCommonArea {
     const backoff = new Backoff({ baseMs: 100, maxMs: 2_000, jitter: 0.5, ...(this.options.random ? { random: this.options.random } : {}) });
     for (let attempts = 1; ; attempts += 1) {
       try {
-        await this.writer.beat(api);
+        const announce = await this.writer.beat(api);
+        const uid = announce.metadata?.uid;
+        if (uid !== undefined && this.announceUid !== undefined && uid !== this.announceUid && api === this.api && !this.stopped) {
+          this.options.logger.info('our announce was created again on the leader: publishing every export again');
+          for (const link of this.links()) link.announceRecreated?.();
+        }
+        if (uid !== undefined) this.announceUid = uid;
       } catch (err) {
         if (aborted(signal)) return;
         const delayMs = backoff.next();

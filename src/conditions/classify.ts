@@ -63,6 +63,11 @@ export function classifyLeaderError(err: unknown, call: LeaderCall): Failure {
   }
   if (unexpected !== undefined) {
     // Kubernetes < 1.24 answered unserved paths with this text; newer ones send a Status.
+    if (unexpected.problem.includes('the cap derived from')) {
+      return failure(FailureReason.UnexpectedResponse,
+        `unexpected answer to ${what}: leader ${call.server} sent an ${unexpected.problem}; it was not read, so that the agent stays within its memory limit: `
+        + 'check what the leader serves, or give the agent more memory');
+    }
     const oldApiserver = unexpected.statusCode === 404 && unexpected.snippet.trim() === '404 page not found'
       ? ' (or, if the leader runs Kubernetes older than 1.24, its CRDs are not installed)' : '';
     return failure(FailureReason.UnexpectedResponse,

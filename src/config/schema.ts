@@ -338,6 +338,13 @@ const exports = z.strictObject({
     notes: 'for the ClusterInfo export',
     log: (value) => (value === undefined ? '(discovered)' : (value as string)),
   }),
+  // Deleted or edited exports are repaired at once through the watch of our exports on the
+  // leader; the full sync is the safety net behind it (and re-reads every verdict).
+  resyncSeconds: field(z.int().min(5).default(600), {
+    env: 'CSA_EXPORT_RESYNC_SECONDS',
+    description: "Seconds between full syncs that re-list this member's ResourceExports on the leader and reconcile every export.",
+    notes: 'full sync with the leader: safety net behind the watch of our exports',
+  }),
   // Needed by other members with endpointIPType PodIP to route to this member's Pods.
   podCIDRs: field(uniqueList(cidr()).default([]), {
     env: 'CSA_EXPORT_POD_CIDRS',

@@ -22,34 +22,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
-  SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID,
-  type Condition, type Gateway, type MetaCondition, type ResourceExport, type ServiceExport, type ServiceExportStatus,
+  SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
 } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { ExportPolicyConfig } from '../config/config.js';
-import type { EventRecorder, EventTarget } from '../events/recorder.js';
+import type { EventRecorder } from '../events/recorder.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
+import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
 import { clusterInfoExport } from './clusterinfo-export.js';
 import { exportAllowed } from './export-policy.js';
 import { exportConflict, mergeForUpdate, sameExport, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from './service-export.js';
+import { EXPORT_REASON, ExportStatusWriter, type ServiceExportStatusWriter, type Verdict, type WantedCondition } from './status-writer.js';
 
 /** Queue key of the ClusterInfo export. */
 export const CLUSTER_INFO_KEY = 'clusterinfo';
-/** ServiceExport condition mirroring the leader's verdict on our REs. */
-export const SERVICE_EXPORT_CONDITION_CONFLICT = 'Conflict';
-/** Reasons of our own conditions and Events. */
-export const EXPORT_REASON = {
-  /** Conflict=True: the leader rejected one of the REs (its reason is used when it gives one). */
-  LeaderRejected: 'LeaderRejected',
-  /** Conflict=True: the RE name is taken by another export (possible only with ≤2.6 leaders). */
-  NameConflict: 'NameConflict',
-  /** Conflict=False once the leader accepts the REs again. */
-  NoConflict: 'NoConflict',
-  /** Warning Event reason for a Conflict. */
-  ExportConflict: 'ExportConflict',
-} as const;
+export { EXPORT_REASON, SERVICE_EXPORT_CONDITION_CONFLICT, type ServiceExportStatusWriter } from './status-writer.js';
 
 /** Queue key of a ServiceExport (and its Service): `svc/<ns>/<name>`. */
 export function serviceKey(namespace: string, name: string): string {
@@ -97,9 +86,6 @@ export interface ExportSources {
   gateways(): readonly Gateway[];
 }
 
-/** Replaces a ServiceExport's status (the `status` subresource); a 404 means it is gone. */
-export type ServiceExportStatusWriter = (serviceExport: ServiceExport, status: ServiceExportStatus) => Promise<unknown>;
-
 export interface ExporterLogger {
   debug(message: string, meta?: Record<string, unknown>): void;
   info(message: string, meta?: Record<string, unknown>): void;
@@ -115,7 +101,12 @@ export interface ExporterOptions {
   readonly agentNamespace: string;
   readonly policy: ExportPolicyConfig;
   readonly sources: ExportSources;
-  readonly writeStatus: ServiceExportStatusWriter;
+  /**
+   * Where the judgement of each ServiceExport goes: the agent's one status writer, shared by
+   * every ClusterSet (ExportManager), or else `writeStatus` through a writer of its own.
+   */
+  readonly status?: { readonly writer: ExportStatusWriter; readonly clusterSet: string };
+  readonly writeStatus?: ServiceExportStatusWriter;
   readonly events: EventRecorder;
   readonly logger: ExporterLogger;
   /** The cluster's Service CIDR (its ServiceCIDR objects), used when neither `policy.serviceCIDR` nor a Gateway gives one. */
@@ -135,19 +126,16 @@ export interface ExporterOptions {
 interface Known {
   readonly key: string;
   live: ResourceExport;
+  /**
+   * The resourceVersion our own last create or replace returned: while `live` is still that
+   * version, its status is what the leader said about the spec before (or nothing), not a
+   * verdict on what we wrote.
+   */
+  readonly writtenVersion?: string | undefined;
   /** A write failed: `live` may be outdated, re-read it before using it. */
   stale?: boolean;
 }
 
-/** A condition as decided, before times and generations are added. */
-interface WantedCondition {
-  readonly type: string;
-  readonly status: 'True' | 'False';
-  readonly reason: string;
-  readonly message: string;
-}
-
-type Verdict = { readonly kind: 'failed'; readonly reason: string; readonly message: string } | { readonly kind: 'ok' } | { readonly kind: 'unknown' };
 
 /** Thrown inside a reconcile when the exporter was paused or stopped since it began: write nothing more. */
 class PausedError extends Error {
@@ -174,10 +162,6 @@ function verdictOf(res: readonly ResourceExport[], leaderNamespace: string): Ver
   return judged ? { kind: 'ok' } : { kind: 'unknown' };
 }
 
-function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, b: WantedCondition): boolean {
-  return a.status === b.status && a.reason === b.reason && a.message === b.message;
-}
-
 export class Exporter {
   private readonly queue: WorkQueue;
   private api: LeaderApi | undefined;
@@ -196,17 +180,37 @@ export class Exporter {
   private drainWaiters: (() => void)[] = [];
   private readonly resyncTimer: ReturnType<typeof setInterval>;
   private readonly verdictDelays: readonly number[];
+  /** Our REs on the leader, watched (by their sourceClusterID label) while active. */
+  private watcher: ResilientInformer<ResourceExport> | undefined;
+  private watcherApi: LeaderApi | undefined;
 
   /** Our REs on the leader as last seen, by name. */
   private readonly known = new Map<string, Known>();
   private readonly byKey = new Map<string, Set<string>>();
-  /** The status we last wrote per key, and the ServiceExport resourceVersion it was written over (the cache may lag). */
-  private readonly written = new Map<string, { readonly baseVersion: string | undefined; readonly conditions: readonly MetaCondition[] }>();
+  private readonly statusWriter: ExportStatusWriter;
+  private readonly clusterSet: string;
+  /** A writer of its own (no shared one given): stopped with the exporter. */
+  private readonly ownStatusWriter: boolean;
   /** Keys whose leader verdict is re-read after a write: attempts made, and when the next is due. */
   private readonly verdictChecks = new Map<string, { attempts: number; dueAt: number }>();
 
   constructor(private readonly options: ExporterOptions) {
     this.verdictDelays = options.verdictCheckDelaysMs ?? [2_000, 10_000, 30_000];
+    const write = options.writeStatus;
+    if (options.status) {
+      this.statusWriter = options.status.writer;
+      this.clusterSet = options.status.clusterSet;
+      this.ownStatusWriter = false;
+    } else if (write) {
+      this.statusWriter = new ExportStatusWriter({
+        serviceExport: (namespace, name) => options.sources.serviceExport(namespace, name), write, events: options.events, logger: options.logger,
+        ...(options.now !== undefined && { now: options.now }),
+      });
+      this.clusterSet = '';
+      this.ownStatusWriter = true;
+    } else {
+      throw new TypeError('an Exporter needs `status` or `writeStatus`');
+    }
     this.queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,
       backoff: options.backoff ?? { baseMs: 500, maxMs: 60_000 },
@@ -231,6 +235,7 @@ export class Exporter {
     if (this.stopped) return;
     this.api = api;
     this.lastApi = api;
+    this.startWatcher(api);
     if (this.state === 'active') return;
     if (this.state === 'paused') this.options.logger.info('exports resumed');
     this.state = 'active';
@@ -246,6 +251,7 @@ export class Exporter {
     this.generation += 1;
     this.ready = false;
     this.api = undefined;
+    this.stopWatcher();
     this.syncAbort.abort();
     this.syncAbort = new AbortController();
     if (wasActive) this.options.logger.warn('exports paused: nothing is written to the leader', { why });
@@ -260,9 +266,11 @@ export class Exporter {
       this.syncAbort.abort();
       clearInterval(this.resyncTimer);
       this.releaseDrainWaiters();
+      this.stopWatcher();
     }
     await this.queue.stop();
     await this.syncing;
+    if (this.ownStatusWriter) await this.statusWriter.stop();
   }
 
   /**
@@ -307,7 +315,22 @@ export class Exporter {
   serviceChanged(namespace: string, name: string): void {
     const key = serviceKey(namespace, name);
     // Only what is exported, or was: EndpointSlice churn of other Services costs nothing.
-    if (this.options.sources.serviceExport(namespace, name) !== undefined || this.byKey.has(key) || this.written.has(key)) this.queue.add(key);
+    if (this.options.sources.serviceExport(namespace, name) !== undefined || this.byKey.has(key) || this.statusWriter.judges(this.clusterSet, key)) this.queue.add(key);
+  }
+
+  /**
+   * The leader may have dropped everything we published (our announce had to be created
+   * again, and a leader deletes the exports of a member whose announce is deleted): publish
+   * everything again now rather than at the next periodic sync.
+   */
+  announceRecreated(): void {
+    this.resync();
+  }
+
+  resync(): void {
+    if (this.stopped || this.state !== 'active' || this.syncing !== undefined) return;
+    this.options.logger.info('full export sync: our announce was created again on the leader');
+    void this.fullSync();
   }
 
   /** A Gateway of the agent namespace changed. */
@@ -329,13 +352,9 @@ export class Exporter {
         continue;
       }
       await this.queue.onIdle();
+      await this.statusWriter.onIdle();
       if (this.syncing === undefined && this.queue.size === 0 && this.queue.inFlight === 0) return;
     }
-  }
-
-  /** REs on the leader we know to be ours. */
-  exportedCount(): number {
-    return this.known.size;
   }
 
   // -------------------------------------------------------------------------------------
@@ -354,7 +373,6 @@ export class Exporter {
       const name = se.metadata?.name;
       if (ns && name) keys.add(serviceKey(ns, name));
     }
-    for (const key of this.written.keys()) keys.add(key);
     return keys;
   }
 
@@ -513,16 +531,16 @@ export class Exporter {
     } else if (desired.length === 0) {
       this.verdictChecks.delete(key);
       verdict = { kind: 'ok' };
+    } else if (this.watcher) {
+      // The watch brings the leader's verdict when it judges what we wrote: no polling.
+      this.verdictChecks.delete(key);
+      verdict = this.verdictOfKey(key);
     } else {
       if (result.wrote) this.verdictChecks.set(key, { attempts: 0, dueAt: this.nowMs() + (this.verdictDelays[0] ?? 0) });
-      ({ verdict, requeue } = await this.checkVerdict(key, verdictOf(this.liveOf(key), this.options.leaderNamespace), generation));
+      ({ verdict, requeue } = await this.checkVerdict(key, this.verdictOfKey(key), generation));
     }
 
-    if (!serviceExport || !valid) {
-      this.written.delete(key);
-      return requeue;
-    }
-    await this.updateStatus(key, serviceExport, valid, refused, verdict);
+    this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
     return requeue;
   }
 
@@ -547,7 +565,7 @@ export class Exporter {
         throw new Error(`ResourceExport ${this.options.leaderNamespace}/${name} disappeared from the leader`, { cause: err });
       }
     }
-    const fresh = verdictOf(this.liveOf(key), this.options.leaderNamespace);
+    const fresh = this.verdictOfKey(key);
     check.attempts += 1;
     const next = this.verdictDelays[check.attempts];
     if (fresh.kind !== 'unknown' || next === undefined) {
@@ -593,7 +611,7 @@ export class Exporter {
       const api = this.checkWritable(generation);
       try {
         const created = await api.createResourceExport(desired);
-        this.setKnown(name, key, created);
+        this.setKnown(name, key, created, true);
         this.options.logger.info('exported', { resourceExport: name, kind: desired.spec?.kind });
         return 'created';
       } catch (err) {
@@ -616,7 +634,7 @@ export class Exporter {
     const api = this.checkWritable(generation);
     try {
       const updated = await api.replaceResourceExport(mergeForUpdate(desired, live));
-      this.setKnown(name, key, updated);
+      this.setKnown(name, key, updated, true);
       this.options.logger.info('export updated', { resourceExport: name, kind: desired.spec?.kind });
       return 'updated';
     } catch (err) {
@@ -676,83 +694,15 @@ export class Exporter {
   }
 
   // -------------------------------------------------------------------------------------
-  // ServiceExport status
-  // -------------------------------------------------------------------------------------
-
-  /**
-   * Writes `Valid` and `Conflict` when their status, reason or message change (never for the
-   * time or generation alone); Warning Events for a refused namespace and a new Conflict.
-   */
-  private async updateStatus(key: string, serviceExport: ServiceExport, valid: WantedCondition, refused: boolean, verdict: Verdict): Promise<void> {
-    const baseVersion = serviceExport.metadata?.resourceVersion;
-    const memo = this.written.get(key);
-    // Our last write may not have reached the cache yet: then it is what the status is.
-    const current: readonly MetaCondition[] = memo && memo.baseVersion === baseVersion ? memo.conditions : serviceExport.status?.conditions ?? [];
-    const wanted: WantedCondition[] = [valid];
-    const conflict = current.find((c) => c.type === SERVICE_EXPORT_CONDITION_CONFLICT);
-    if (verdict.kind === 'failed') {
-      wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'True', reason: verdict.reason, message: verdict.message });
-    } else if (verdict.kind === 'ok' && conflict?.status === 'True') {
-      wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'False', reason: EXPORT_REASON.NoConflict, message: '' });
-    }
-    const changed = wanted.filter((w) => {
-      const existing = current.find((c) => c.type === w.type);
-      return !existing || !sameCondition(existing, w);
-    });
-    if (changed.length === 0) return;
-
-    const now = (this.options.now?.() ?? new Date()).toISOString();
-    const generation = serviceExport.metadata?.generation;
-    const conditions: MetaCondition[] = current.filter((c) => !changed.some((w) => w.type === c.type)).map((c) => ({ ...c }));
-    for (const w of changed) {
-      const existing = current.find((c) => c.type === w.type);
-      conditions.push({
-        type: w.type, status: w.status, reason: w.reason, message: w.message,
-        lastTransitionTime: existing && existing.status === w.status ? existing.lastTransitionTime : now,
-        ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      });
-    }
-    try {
-      await this.options.writeStatus(serviceExport, { ...serviceExport.status, conditions });
-    } catch (err) {
-      if (isNotFound(err)) {
-        this.written.delete(key);
-        return;
-      }
-      throw err;
-    }
-    this.written.set(key, { baseVersion, conditions });
-
-    const target = this.eventTarget(serviceExport);
-    for (const w of changed) {
-      if (w.type === SERVICE_EXPORT_CONDITION_VALID && refused) {
-        this.options.logger.warn('ServiceExport not exported: its namespace is refused by the export policy', { serviceExport: key, reason: w.reason });
-        this.options.events.record(target, 'Warning', w.reason, w.message);
-      } else if (w.type === SERVICE_EXPORT_CONDITION_CONFLICT && w.status === 'True') {
-        this.options.logger.warn('the leader does not accept an export', { serviceExport: key, detail: w.message });
-        this.options.events.record(target, 'Warning', EXPORT_REASON.ExportConflict, w.message);
-      }
-    }
-  }
-
-  private eventTarget(serviceExport: ServiceExport): EventTarget {
-    return {
-      apiVersion: SERVICE_EXPORT.apiVersion,
-      kind: SERVICE_EXPORT.kind,
-      name: serviceExport.metadata?.name ?? '',
-      namespace: serviceExport.metadata?.namespace ?? '',
-      ...(serviceExport.metadata?.uid !== undefined ? { uid: serviceExport.metadata.uid } : {}),
-    };
-  }
-
-  // -------------------------------------------------------------------------------------
   // Index and bookkeeping
   // -------------------------------------------------------------------------------------
 
-  private setKnown(name: string, key: string, live: ResourceExport): Known {
+  /** `written`: `live` is the answer to our own write (see {@link Known.writtenVersion}). */
+  private setKnown(name: string, key: string, live: ResourceExport, written = false): Known {
     const previous = this.known.get(name);
     if (previous && previous.key !== key) this.unindex(name, previous.key);
-    const entry: Known = { key, live };
+    const writtenVersion = written ? live.metadata?.resourceVersion : previous?.key === key ? previous.writtenVersion : undefined;
+    const entry: Known = { key, live, ...(writtenVersion !== undefined && { writtenVersion }) };
     this.known.set(name, entry);
     let names = this.byKey.get(key);
     if (!names) {
@@ -777,8 +727,74 @@ export class Exporter {
     if (names.size === 0) this.byKey.delete(key);
   }
 
-  private liveOf(key: string): ResourceExport[] {
-    return [...(this.byKey.get(key) ?? [])].map((name) => this.known.get(name)?.live).filter((re) => re !== undefined);
+  /** The leader's verdict on what we last wrote for `key`: unknown while it has not judged it yet. */
+  private verdictOfKey(key: string): Verdict {
+    const entries = [...(this.byKey.get(key) ?? [])].map((name) => this.known.get(name)).filter((e) => e !== undefined);
+    // Still the answer to our own write, with the status of the spec before it: not a verdict.
+    const pending = (e: Known) => e.writtenVersion !== undefined && e.writtenVersion === e.live.metadata?.resourceVersion
+      && (e.live.status?.conditions?.length ?? 0) > 0;
+    const judged = verdictOf(entries.filter((e) => !pending(e)).map((e) => e.live), this.options.leaderNamespace);
+    // A refusal of any RE stands; an acceptance only once the leader judged all we wrote.
+    if (judged.kind === 'failed' || !entries.some(pending)) return judged;
+    return { kind: 'unknown' };
+  }
+
+  // -------------------------------------------------------------------------------------
+  // The watch of our exports on the leader
+  // -------------------------------------------------------------------------------------
+
+  /** Watches our REs through `api` (a no-op when already watching through it). */
+  private startWatcher(api: LeaderApi): void {
+    const source = api.exportsWatch;
+    if (!source || this.watcherApi === api) return;
+    this.stopWatcher();
+    const informer = new ResilientInformer<ResourceExport>({
+      name: `resourceexports@${this.options.leaderNamespace}`,
+      path: source.path,
+      labelSelector: this.selector(),
+      list: () => api.listResourceExports(this.selector()),
+      watch: source.watch,
+      logger: this.options.logger,
+    });
+    informer.on('add', (re) => { this.leaderChanged(re, false); });
+    informer.on('update', (re) => { this.leaderChanged(re, false); });
+    informer.on('delete', (re) => { this.leaderChanged(re, true); });
+    informer.start().catch((err: unknown) => {
+      if (!(err instanceof InformerStoppedError)) this.options.logger.warn('resource export watcher did not start', { error: describeError(err) });
+    });
+    this.watcher = informer;
+    this.watcherApi = api;
+  }
+
+  private stopWatcher(): void {
+    const informer = this.watcher;
+    this.watcher = undefined;
+    this.watcherApi = undefined;
+    informer?.stop().catch(() => undefined);
+  }
+
+  /**
+   * One of our REs changed on the leader: deleted or edited by someone else, or judged by the
+   * leader. Our own writes come back with the version we already hold and change nothing.
+   */
+  private leaderChanged(re: ResourceExport, deleted: boolean): void {
+    if (!this.canWork()) return;
+    if (re.spec?.clusterID !== undefined && re.spec.clusterID !== this.options.localClusterID) return;
+    const name = nameOf(re);
+    const entry = this.known.get(name);
+    const key = entry?.key ?? keyOfExport(re);
+    if (key === undefined) return;
+    if (deleted || isTerminating(re)) {
+      if (entry) {
+        this.dropKnown(name);
+        this.options.logger.info('one of our exports is being deleted on the leader; it is published again', { resourceExport: name });
+      }
+    } else if (entry) {
+      if (entry.live.metadata?.resourceVersion === re.metadata?.resourceVersion) return;
+      this.setKnown(name, key, re);
+    }
+    // Unknown ones too: a leftover is withdrawn, one of ours adopted, by the reconcile.
+    this.queue.add(key);
   }
 
   private nowMs(): number {

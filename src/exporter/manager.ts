@@ -8,7 +8,7 @@
 // on its leader, and publishes nothing.
 import {
   CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api,
-  type KubeConfig, type KubernetesObject, Watch,
+  type KubeConfig, type KubernetesObject,
 } from '@kubernetes/client-node';
 import { isIPv4 } from 'node:net';
 import { GATEWAY, SERVICE_EXPORT, type Gateway, type GatewayList, type KubeList, type ServiceExport, type ServiceExportStatus } from '../api/types.js';
@@ -16,9 +16,11 @@ import type { LeaderTarget } from '../clusterset/spec.js';
 import type { ExportPolicyConfig } from '../config/config.js';
 import type { EventRecorder } from '../events/recorder.js';
 import { describeError, httpStatus } from '../kube/errors.js';
+import { createJsonClient } from '../kube/json-client.js';
 import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
 import { sharedStrings } from '../kube/string-pool.js';
-import { Exporter, type ExporterLogger, type ExportOutcome, type ExportSources, type ServiceExportStatusWriter } from './exporter.js';
+import { Exporter, type ExporterLogger, type ExportOutcome, type ExportSources } from './exporter.js';
+import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
 import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
@@ -52,7 +54,8 @@ export class ExportManager {
   private readonly objects: CustomObjectsApi;
   private readonly log: ExportManagerLogger;
   private readonly sources: ExportSources;
-  private readonly writeStatus: ServiceExportStatusWriter;
+  /** The one writer of ServiceExport status, aggregating every ClusterSet's judgement. */
+  private readonly status: ExportStatusWriter;
   /** The cluster's Service CIDR, from its `kubernetes` ServiceCIDR object, when readable. */
   private serviceCIDR: string | undefined;
   private stopped = false;
@@ -64,7 +67,7 @@ export class ExportManager {
     if (options.policy.enabled) {
       const core = kc.makeApiClient(CoreV1Api);
       const discovery = kc.makeApiClient(DiscoveryV1Api);
-      const watch = new Watch(kc);
+      const watch = createJsonClient(kc);
       const ns = options.agentNamespace;
       this.caches = {
         serviceExports: new ResilientInformer<ServiceExport>({
@@ -97,7 +100,7 @@ export class ExportManager {
       };
     }
     this.sources = this.makeSources();
-    this.writeStatus = async (serviceExport: ServiceExport, status: ServiceExportStatus) => {
+    const write: ServiceExportStatusWriter = async (serviceExport: ServiceExport, status: ServiceExportStatus) => {
       const namespace = serviceExport.metadata?.namespace ?? '';
       const name = serviceExport.metadata?.name ?? '';
       const body: ServiceExport = { ...serviceExport, apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, status };
@@ -105,6 +108,9 @@ export class ExportManager {
         group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, namespace, plural: SERVICE_EXPORT.plural, name, body,
       });
     };
+    this.status = new ExportStatusWriter({
+      serviceExport: (namespace, name) => this.sources.serviceExport(namespace, name), write, events: options.events, logger: this.log,
+    });
   }
 
   private makeSources(): ExportSources {
@@ -182,11 +188,12 @@ export class ExportManager {
       agentNamespace: this.options.agentNamespace,
       policy: this.options.policy,
       sources: this.sources,
-      writeStatus: this.writeStatus,
+      status: { writer: this.status, clusterSet },
       events: this.options.events,
       logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
       serviceCIDR: () => this.serviceCIDR,
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
+      resyncMs: this.options.policy.resyncSeconds * 1000,
     });
     this.exporters.set(clusterSet, exporter);
     return exporter;
@@ -195,6 +202,12 @@ export class ExportManager {
   /** Forgets a ClusterSet's exporter once its area is gone (the area stopped it). */
   release(clusterSet: string): void {
     this.exporters.delete(clusterSet);
+    this.status.forget(clusterSet);
+  }
+
+  /** ServiceExport status writes sent since the start. */
+  get statusWrites(): number {
+    return this.status.writes;
   }
 
   exporterFor(clusterSet: string): Exporter | undefined {
@@ -208,6 +221,7 @@ export class ExportManager {
     await Promise.all(all.map((e) => e.stop().catch((err: unknown) => {
       this.log.warn('exporter did not stop cleanly', { error: describeError(err) });
     })));
+    await this.status.stop();
     if (this.caches) {
       await Promise.all(Object.values(this.caches).map(async (informer: ResilientInformer<KubernetesObject>) => {
         try {

@@ -7,7 +7,7 @@ import type { LocalStore, ObjectRef, PlainObject } from './local-store.js';
 import type { Owned, OwnedIndex } from './owned-index.js';
 import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
 import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
-import { desiredRef, keyOf } from './targets.js';
+import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
 
@@ -25,8 +25,10 @@ export interface ApplierOptions {
   readonly owned: OwnedIndex;
   /** An object of `group` left the index: its slots may be free now. */
   readonly released: (group: string) => void;
-  /** `riName` wants `ref`, which exists and is not ours (`why`). */
-  readonly conflict: (riName: string, ref: ObjectRef, why: string) => void;
+  /** `riName` wants `ref`, which exists and is not ours (`why`); `claimed`: found before anything was created. */
+  readonly conflict: (riName: string, ref: ObjectRef, why: string, claimed?: boolean) => void;
+  /** A Service of ours was not deleted because `endpoints`, which it would take along, are not ours. */
+  readonly deleteHeld: (service: ObjectRef, endpoints: ObjectRef, why: string) => void;
   readonly outcome: (kind: string, outcome: ImportOutcome) => void;
 }
 
@@ -62,6 +64,33 @@ export class Applier {
       if (!wanted.has(key)) await this.removeOne(key, stale, guard);
     }
     return 'applied';
+  }
+
+  /**
+   * Checks, before anything is created, that every name in `refs` is free or ours: the first
+   * one held by an object that is not ours is recorded as the conflict and 'conflict' returned.
+   * Names already indexed as ours cost nothing; `refs[0]` is skipped when `firstCreates`
+   * (creating it comes first and checks it: a 409 there creates nothing either).
+   */
+  async claim(riName: string, refs: readonly ObjectRef[], guard: WriteGuard, firstCreates: boolean): Promise<'free' | 'conflict'> {
+    const owned = this.options.owned;
+    const unknown = refs.filter((ref, i) => !(firstCreates && i === 0) && !(owned.get(keyOf(ref))?.deleting === false));
+    if (unknown.length === 0) return 'free';
+    guard();
+    const found = await Promise.all(unknown.map(async (ref) => {
+      try {
+        return { ref, live: await this.options.store.get(ref) };
+      } catch (err) {
+        if (isNotFound(err)) return { ref, live: undefined };
+        throw err;
+      }
+    }));
+    for (const { ref, live } of found) {
+      if (!live || isOwnedBy(live, this.options.owner)) continue;
+      this.options.conflict(riName, ref, isOwnedByAgent(live) ? 'it belongs to another ClusterSet' : 'it was not created by clusterset-agent', true);
+      return 'conflict';
+    }
+    return 'free';
   }
 
   async removeAll(current: Map<string, Owned>, guard: WriteGuard): Promise<void> {
@@ -139,6 +168,14 @@ export class Applier {
   /** Deletes an owned object once: not again while a delete is in flight, nor once it left the index. */
   private async removeOne(key: string, owned: Owned, guard: WriteGuard): Promise<void> {
     if (owned.deleting || this.options.owned.get(key) !== owned) return;
+    guard();
+    const hazard = await endpointsHazard(this.options.store, this.options.owner, owned.ref);
+    if (hazard) {
+      // Deleting the Service would take the user's Endpoints along: it stays (indexed, so that
+      // a later resync tries again once the Endpoints are gone or renamed).
+      this.options.deleteHeld(owned.ref, hazard.ref, hazard.why);
+      return;
+    }
     guard();
     owned.deleting = true;
     try {

@@ -15,6 +15,21 @@ import { desiredForImport, type ImportPlan } from './rules.js';
  */
 export const SERVICE_GROUP_SIZE = 4;
 
+/**
+ * Every local name an exported Service's import needs, whichever of its RIs writes it. They
+ * are all checked before the first of them is created (importer.ts): a name held by an object
+ * that is not ours refuses the whole Service. A new kind of the group (EndpointSlices) adds
+ * its names here.
+ */
+export function serviceGroupRefs(namespace: string, name: string): ObjectRef[] {
+  const core = { group: '', version: 'v1', namespaced: true, namespace } as const;
+  return [
+    { ...core, plural: 'services', name: `${ANTREA_MC_PREFIX}${name}` },
+    { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true, namespace, name },
+    { ...core, plural: 'endpoints', name: `${ANTREA_MC_PREFIX}${name}` },
+  ];
+}
+
 function serviceGroupKey(namespace: string, name: string): string {
   return `svc:${namespace}/${name}`;
 }
@@ -51,6 +66,8 @@ export interface AdmissionGroup {
   readonly size: number;
   /** What the cap refuses, in words. */
   readonly what: string;
+  /** Names that must be free (or ours) before anything of the group is created. */
+  readonly claims?: readonly ObjectRef[];
 }
 
 export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGroup {
@@ -60,7 +77,11 @@ export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGr
     const name = ri.spec?.name ?? '';
     // The Endpoints import knows its slices: Service and ServiceImport plus its own objects.
     const size = kind === RESOURCE_IMPORT_KIND.Endpoints && plan.kind === 'apply' ? Math.max(SERVICE_GROUP_SIZE, 2 + plan.objects.length) : SERVICE_GROUP_SIZE;
-    return { key: serviceGroupKey(ns, name), size, what: `the exported Service ${ns}/${name} (Service, ServiceImport, Endpoints and EndpointSlices)` };
+    return {
+      key: serviceGroupKey(ns, name), size, what: `the exported Service ${ns}/${name} (Service, ServiceImport, Endpoints and EndpointSlices)`,
+      // The ServiceImport RI lands first (its Endpoints sibling waits for it): it claims every name.
+      ...(kind === RESOURCE_IMPORT_KIND.ServiceImport ? { claims: serviceGroupRefs(ns, name) } : {}),
+    };
   }
   const riName = ri.metadata?.name ?? '';
   return { key: `ri:${riName}`, size: plan.kind === 'apply' ? plan.objects.length : 0, what: `the ${String(kind)} import` };
@@ -115,7 +136,8 @@ export function siblingProblem(ri: ResourceImport, lookup: SiblingLookup): { rej
       return held(`${sibling} was refused${refusal ? ` (${refusal.rule}: ${rejectionDetail(refusal)})` : ''}`, false);
     }
     case 'conflict':
-      return held(`${sibling} was not imported: it conflicts with an existing object`, false);
+      // Quiet: the sibling's one ImportConflict Event already names the object in the way.
+      return held(`${sibling} was not imported: it conflicts with an existing object`, true);
     case 'skipped': {
       const plan = desiredForImport(found.ri, lookup.owner, { enableLabelIdentity: lookup.enableLabelIdentity });
       return held(`${sibling} is not imported here${plan.kind === 'skip' ? ` (${plan.reason})` : ''}`, false);

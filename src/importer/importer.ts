@@ -10,7 +10,8 @@
 //   restart, when the index of owned objects is rebuilt from a labelled list.
 // - The firewall (policy.ts) runs before anything is written; an object that exists but is
 //   not ours is never touched (a conflict; applier.ts writes).
-// - Atomic per exported Service: an Endpoints import lands only next to its applied
+// - Atomic per exported Service: every name it needs is checked before the first is created
+//   (a user's object holding one refuses it whole); an Endpoints import lands only next to its applied
 //   ServiceImport sibling, and the per-leader cap admits a whole service (3 objects) or
 //   nothing, by reserving its slots synchronously, so the cap holds under concurrency
 //   (groups.ts: admission groups and the sibling rule; capacity.ts: the reservations).
@@ -23,7 +24,7 @@ import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../kube/informer.js';
-import { describeError, isNotFound } from '../kube/errors.js';
+import { describeError, isNamespaceTerminating, isNotFound } from '../kube/errors.js';
 import { Backoff } from '../runtime/backoff.js';
 import { ExclusiveGate } from '../runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../runtime/workqueue.js';
@@ -34,10 +35,10 @@ import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups
 import type { LocalStore, ObjectRef } from './local-store.js';
 import { OwnedIndex } from './owned-index.js';
 import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
-import { checkImport, missingNamespaces, tooManyObjects, type Rejection } from './policy.js';
+import { checkImport, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
-import { keyOf, listOwned, missingKind } from './targets.js';
+import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
 
 export type { ImportOutcome } from './applier.js';
 export { IMPORT_TARGET_KINDS, importTargetKinds } from './targets.js';
@@ -53,6 +54,8 @@ export interface ImporterOptions {
   readonly policy: ImportPolicyConfig;
   readonly store: LocalStore;
   readonly namespaceExists: (namespace: string) => boolean;
+  /** Whether an existing namespace is being deleted. @default never */
+  readonly namespaceTerminating?: (namespace: string) => boolean;
   readonly events: EventRecorder;
   readonly eventTarget: () => EventTarget;
   readonly logger: ImporterLogger;
@@ -77,8 +80,17 @@ const PURGE_RETRY_MS = 10_000;
 export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger, policy: ImportPolicyConfig,
   proceed: () => boolean = () => true): Promise<number> {
   let deleted = 0;
-  for (const { ref } of await listOwned(store, owner, policy)) {
+  const found = await listOwned(store, owner, policy);
+  const ownedEndpoints = new Set(found.filter(({ ref }) => ref.group === '' && ref.plural === 'endpoints').map(({ ref }) => keyOf(ref)));
+  for (const { ref } of found) {
     if (!proceed()) break;
+    const hazard = await endpointsHazard(store, owner, ref, ownedEndpoints);
+    if (hazard) {
+      logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', {
+        service: `${ref.namespace ?? ''}/${ref.name}`, endpoints: `${hazard.ref.namespace ?? ''}/${hazard.ref.name}`, why: hazard.why,
+      });
+      continue;
+    }
     try {
       await store.delete(ref);
       deleted += 1;
@@ -126,7 +138,8 @@ export class Importer {
       owner: options.owner,
       owned: this.owned,
       released: (group) => { this.releaseIfUnused(group); },
-      conflict: (riName, ref, why) => { this.recordConflict(riName, ref, why); },
+      conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
+      deleteHeld: (service, endpoints, why) => { this.recordDeleteHeld(service, endpoints, why); },
       outcome: (kind, outcome) => { options.onOutcome?.(kind, outcome); },
     });
     this.riState = new RiState({
@@ -423,9 +436,11 @@ export class Importer {
   // Refusals
   // -------------------------------------------------------------------------------------
 
-  private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan): void {
-    const previous = this.riState.reject(riName, rejection, rejection.rule === 'NamespaceNotFound' && plan.kind === 'apply'
-      ? missingNamespaces(plan.objects, this.options.namespaceExists) : []);
+  /** `awaited`: the namespaces whose (re)creation retries it; by default, those the plan cannot land in now. */
+  private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan, awaited?: readonly string[]): void {
+    const waitsForNamespace = rejection.rule === 'NamespaceNotFound' || rejection.rule === 'NamespaceTerminating';
+    const previous = this.riState.reject(riName, rejection, awaited ?? (waitsForNamespace && plan.kind === 'apply'
+      ? unavailableNamespaces(plan.objects, this.options.namespaceExists, this.options.namespaceTerminating) : []));
     if (previous?.message === rejection.message) return;
     if (quiet) {
       this.options.logger.debug('resource import held back', { resourceImport: riName, rule: rejection.rule, detail: rejection.message });
@@ -509,7 +524,10 @@ export class Importer {
     }
 
     // Everything up to the admission is synchronous, so that the cap holds under concurrency.
-    let rejection = checkImport({ ri, objects: plan.objects, policy: this.options.policy, namespaceExists: this.options.namespaceExists });
+    let rejection = checkImport({
+      ri, objects: plan.objects, policy: this.options.policy, namespaceExists: this.options.namespaceExists,
+      ...(this.options.namespaceTerminating !== undefined && { namespaceTerminating: this.options.namespaceTerminating }),
+    });
     let quiet = false;
     if (!rejection && kind === RESOURCE_IMPORT_KIND.Endpoints) {
       const held = siblingProblem(ri, {
@@ -531,10 +549,28 @@ export class Importer {
       return undefined;
     }
 
+    const first = plan.objects[0];
+    const firstCreates = first !== undefined && group.claims?.[0] !== undefined && keyOf(desiredRef(first)) === keyOf(group.claims[0]);
+    if (group.claims && await this.applier.claim(riName, group.claims, guard, firstCreates) === 'conflict') {
+      // Nothing of the Service may land: what of it exists and is ours goes (a Service only
+      // where that costs nobody's Endpoints).
+      this.options.onOutcome?.(kind, 'conflict');
+      this.riState.setVerdict(riName, 'conflict');
+      await this.applier.removeAll(current, guard);
+      return undefined;
+    }
     try {
       const result = await this.applier.apply(riName, kind, plan.objects, current, guard);
       this.riState.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
     } catch (err) {
+      if (isNamespaceTerminating(err)) {
+        // The namespace cache has not seen the deletion yet: the same refusal, waiting for the
+        // namespace to be created again (no retry until then).
+        const namespace = unavailableNamespaces(plan.objects, () => true, () => true)[0] ?? '';
+        this.unadmit(riName, group.key);
+        this.reject(riName, kind, namespaceTerminating(ri, namespace), false, plan, [namespace]);
+        return undefined;
+      }
       const missing = missingKind(err, plan.objects);
       if (!missing) throw err;
       // Retrying fast cannot help until someone installs the CRD; say so once and check back later.
@@ -546,11 +582,21 @@ export class Importer {
     return undefined;
   }
 
-  private recordConflict(riName: string, ref: ObjectRef, why: string): void {
-    const message = `ResourceImport ${this.options.owner.leaderNamespace}/${riName} wants ${ref.plural} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}, which exists and ${why}: left untouched`;
+  private recordConflict(riName: string, ref: ObjectRef, why: string, claimed: boolean): void {
+    const object = `${ref.plural} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+    const message = claimed
+      ? `ResourceImport ${this.options.owner.leaderNamespace}/${riName} needs ${object}, which exists and ${why}: nothing of the imported Service was created, and ${object} is left untouched (rename or remove it to let the import land)`
+      : `ResourceImport ${this.options.owner.leaderNamespace}/${riName} wants ${object}, which exists and ${why}: left untouched`;
     if (this.riState.conflict(riName, message)) {
       this.options.logger.warn('import conflicts with an existing object', { resourceImport: riName, object: `${ref.plural}/${ref.namespace ?? ''}/${ref.name}` });
       this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
     }
+  }
+
+  private recordDeleteHeld(service: ObjectRef, endpoints: ObjectRef, why: string): void {
+    const name = `${service.namespace ?? ''}/${service.name}`;
+    const message = `imported Service ${name} is no longer wanted but was not deleted: kube-apiserver would delete Endpoints ${endpoints.namespace ?? ''}/${endpoints.name} with it, and ${why}; remove or rename those Endpoints to let the agent clean up`;
+    this.options.logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', { service: name, why });
+    this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
   }
 }

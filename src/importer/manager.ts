@@ -1,6 +1,7 @@
 // Makes one Importer per ClusterSet for its RemoteCommonArea, which drives it; keeps them
 // to report their counters and to tell them when a namespace appears.
-import { CoreV1Api, type KubeConfig, type V1Namespace, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import { createJsonClient } from '../kube/json-client.js';
 import type { ImportPolicyConfig } from '../config/config.js';
 import type { LeaderTarget } from '../clusterset/spec.js';
 import type { EventRecorder, EventTarget } from '../events/recorder.js';
@@ -38,7 +39,7 @@ export class ImportManager {
     this.log = options.logger.child({ component: 'importer' });
     // The firewall needs to know which namespaces exist: the agent never creates one.
     this.namespaces = new ResilientInformer<V1Namespace>({
-      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: new Watch(options.kubeConfig), logger: this.log,
+      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: createJsonClient(options.kubeConfig), logger: this.log,
     });
   }
 
@@ -71,6 +72,7 @@ export class ImportManager {
       policy: this.options.policy,
       store: this.options.store,
       namespaceExists: (ns) => this.namespaces.get(ns) !== undefined,
+      namespaceTerminating: (ns) => this.namespaces.get(ns)?.status?.phase === 'Terminating',
       events: this.options.events,
       eventTarget: () => this.options.eventTarget(clusterSet),
       logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),

@@ -14,8 +14,9 @@ import { isIP } from 'node:net';
 import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
 import { ENDPOINT_SOURCES_ANNOTATION, isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../api/types.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../config/config.js';
+import { isRecord } from '../kube/json.js';
 import { parseEndpointSources } from './endpoint-slices.js';
-import { isRecord, type DesiredObject } from './rules.js';
+import type { DesiredObject } from './rules.js';
 
 export type RejectionRule =
   | 'UnknownKind'
@@ -23,6 +24,8 @@ export type RejectionRule =
   | 'NamespaceDenied'
   | 'NamespaceNotAllowed'
   | 'NamespaceNotFound'
+  /** The target namespace is being deleted: nothing can be created there until it is re-created. */
+  | 'NamespaceTerminating'
   | 'InvalidName'
   | 'AddressRejected'
   | 'ObjectTooLarge'
@@ -44,6 +47,8 @@ export interface ImportCheckInput {
   policy: ImportPolicyConfig;
   /** Whether a namespace exists in the member cluster now (from an informer cache). */
   namespaceExists: (ns: string) => boolean;
+  /** Whether an existing namespace is being deleted (phase Terminating). @default never */
+  namespaceTerminating?: (ns: string) => boolean;
   /**
    * Objects this leader already has in the member, NOT counting those of `ri` itself. Omitted
    * by the importer, which admits whole exported services against the cap itself
@@ -405,6 +410,20 @@ export function missingNamespaces(objects: readonly DesiredObject[], namespaceEx
 }
 
 /**
+ * The leader-chosen namespaces of `objects` an import cannot land in until they are (re-)created:
+ * missing or Terminating (what a NamespaceNotFound or NamespaceTerminating refusal waits for).
+ */
+export function unavailableNamespaces(objects: readonly DesiredObject[], namespaceExists: (ns: string) => boolean,
+  namespaceTerminating: (ns: string) => boolean = () => false): string[] {
+  return leaderChosenNamespaces(objects).filter((ns) => !namespaceExists(ns) || namespaceTerminating(ns));
+}
+
+/** The refusal for objects going into `namespace`, which is being deleted. */
+export function namespaceTerminating(ri: ResourceImport, namespace: string): Rejection {
+  return rejectionOf(ri, 'NamespaceTerminating', `target namespace ${show(namespace)} is being deleted (Terminating): the import lands once the namespace is created again`);
+}
+
+/**
  * Whether the leader may have these objects in this member. Checks run in a fixed order and
  * the first failure is returned, so one RI always yields the same rule: kind, names,
  * namespaces, size, payload shape, addresses, then (when `ownedCount` is given) the per-leader
@@ -437,6 +456,8 @@ export function checkImport(input: ImportCheckInput): Rejection | undefined {
   }
   const missing = namespaces.find((ns) => !input.namespaceExists(ns));
   if (missing !== undefined) return reject('NamespaceNotFound', `target namespace ${show(missing)} does not exist (the agent never creates namespaces)`);
+  const terminating = input.namespaceTerminating === undefined ? undefined : namespaces.find(input.namespaceTerminating);
+  if (terminating !== undefined) return namespaceTerminating(ri, terminating);
 
   for (const obj of objects) {
     const bytes = Buffer.byteLength(JSON.stringify(obj.body));

@@ -26,6 +26,7 @@ import {
 } from '../api/types.js';
 import { endpointSlicesFor, parseEndpointSources, SKIP_MIRROR_LABEL } from './endpoint-slices.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
+import { isRecord, type Json } from '../kube/json.js';
 
 /** One object the importer wants to exist, with what the engine needs to address it. */
 export interface DesiredObject {
@@ -102,12 +103,9 @@ export const IMPORT_HASH_ANNOTATION = 'multicluster.clusterset-agent.io/import-h
 /** `spec.kind` values Antrea defines that members deliberately ignore (antrea-wire.md 2.7.6). */
 export const IGNORED_IMPORT_KINDS: readonly string[] = ['ExternalEntity'];
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 /** A JSON object (not an array, not null). */
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function recordOf(value: unknown): Json {
   return isRecord(value) ? value : {};

@@ -3,7 +3,8 @@
 import type { ImportPolicyConfig } from '../config/config.js';
 import { apiStatus, httpStatus } from '../kube/errors.js';
 import type { KindRef, LocalStore, ObjectRef, PlainObject } from './local-store.js';
-import { isOwnedBy, ownerSelector, type ImportOwner } from './ownership.js';
+import { isNotFound } from '../kube/errors.js';
+import { isOwnedBy, isOwnedByAgent, ownerSelector, type ImportOwner } from './ownership.js';
 import type { DesiredObject } from './rules.js';
 
 export type TargetKind = KindRef & { readonly agentNamespaceOnly?: boolean };
@@ -72,4 +73,30 @@ export async function listOwned(store: LocalStore, owner: ImportOwner, policy: I
     for (const object of objects) if (isOwnedBy(object, owner)) found.push({ ref: refOf(kind, object), object });
   }
   return found;
+}
+
+/** The same-named Endpoints of a Service ref, which kube-apiserver deletes along with the Service. */
+export function endpointsOf(service: ObjectRef): ObjectRef | undefined {
+  if (service.group !== '' || service.plural !== 'services') return undefined;
+  return { ...service, plural: 'endpoints' };
+}
+
+/**
+ * Why deleting `ref` would cost an object that is not ours: kube-apiserver deletes a Service's
+ * same-named Endpoints with it, whoever created them. Undefined when `ref` is no Service, or
+ * its Endpoints are absent or ours (`ownedEndpoints`: keys known to be ours without a read).
+ */
+export async function endpointsHazard(store: LocalStore, owner: ImportOwner, ref: ObjectRef,
+  ownedEndpoints?: ReadonlySet<string>): Promise<{ ref: ObjectRef; why: string } | undefined> {
+  const endpoints = endpointsOf(ref);
+  if (!endpoints || ownedEndpoints?.has(keyOf(endpoints))) return undefined;
+  let live: PlainObject;
+  try {
+    live = await store.get(endpoints);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  if (isOwnedBy(live, owner)) return undefined;
+  return { ref: endpoints, why: isOwnedByAgent(live) ? 'they belong to another ClusterSet' : 'they were not created by clusterset-agent' };
 }

@@ -24,6 +24,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { UnexpectedResponseError } from './rest-client.js';
+import { isRecord } from './json.js';
 
 export interface ApiStatusDetails {
   readonly kind?: string;
@@ -70,12 +71,6 @@ const TLS_VERIFICATION_CODES: ReadonlySet<string> = new Set([
   'HOSTNAME_MISMATCH',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
-
-type Rec = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Rec {
-  return typeof value === 'object' && value !== null;
-}
 
 function isHttpStatus(value: unknown): value is number {
   // DOMException also has a numeric `code` (20 for AbortError), hence the range check.
@@ -199,6 +194,11 @@ export function isNotFound(err: unknown): boolean {
 /** A 404 about the request's namespace (it does not exist), as opposed to the object itself. */
 export function isNamespaceNotFound(err: unknown): boolean {
   return httpStatus(err) === 404 && apiStatus(err)?.details?.kind === 'namespaces';
+}
+
+/** A 403 because the request's namespace is being deleted ("unable to create new content in namespace ... because it is being terminated"). */
+export function isNamespaceTerminating(err: unknown): boolean {
+  return httpStatus(err) === 403 && /because it is being terminated/.test(apiStatus(err)?.message ?? '');
 }
 
 export function isConflict(err: unknown): boolean {

@@ -18,6 +18,8 @@
  * - `start()` that resolves only once a list has succeeded (`hasSynced`);
  * - handler isolation: ListWatch calls handlers from an async function, so a throwing handler
  *   would become an unhandled rejection;
+ * - watches as client-go's reflector opens them: bookmarks, and a server-side timeout of 5 to
+ *   10 minutes with jitter, resumed from the last bookmark without a LIST;
  * - an optional periodic resync that re-emits `update` for every cached object;
  * - a transform applied to every object before it is cached, by default dropping
  *   `metadata.managedFields` (client-go's TransformStripManagedFields): nothing here reads
@@ -143,6 +145,19 @@ const silentLogger: InformerLogger = {
   warn: () => undefined,
 };
 
+/**
+ * Server-side watch timeout, as client-go's reflector does it: 5 to 10 minutes, spread so that
+ * the watches of many agents (and of one agent) do not reopen together. With bookmarks, a
+ * quiet watch still learns the current resourceVersion about once a minute, so reopening it
+ * from there needs no LIST (410 Gone, which does, only follows a real gap).
+ */
+export const MIN_WATCH_TIMEOUT_S = 300;
+
+/** The query parameters every watch request carries on top of ListWatch's own. */
+export function watchQuery(random: () => number): { allowWatchBookmarks: true; timeoutSeconds: number } {
+  return { allowWatchBookmarks: true, timeoutSeconds: MIN_WATCH_TIMEOUT_S + Math.floor(random() * MIN_WATCH_TIMEOUT_S) };
+}
+
 // ListWatch relists (and diffs its cache, emitting deletes) when a watch ends with 410.
 // Reporting this instead of opening a watch is how a restart forces a relist.
 function relistSignal(): Error {
@@ -159,6 +174,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   readonly #backoff: Backoff;
   readonly #clock: Clock;
   readonly #resyncMs: number | undefined;
+  readonly #random: () => number;
   readonly #handlers: Record<InformerEvent, Set<ObjectHandler<T>>> = {
     add: new Set(),
     update: new Set(),
@@ -189,6 +205,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     this.#resyncMs = options.resyncMs;
+    this.#random = options.random ?? Math.random;
     this.#backoff = new Backoff({
       baseMs: options.backoff?.baseMs ?? 1000,
       maxMs: options.backoff?.maxMs ?? 30_000,
@@ -359,7 +376,7 @@ export class ResilientInformer<T extends KubernetesObject> {
           // ERROR events carry a Status, not a T.
           callback(phase, phase === 'ERROR' || apiObj === null || typeof apiObj !== 'object' ? apiObj : transform(apiObj as T), watchObj);
         };
-      controller = await this.#watch.watch(path, query, transformed, onDone);
+      controller = await this.#watch.watch(path, { ...query, ...watchQuery(this.#random) }, transformed, onDone);
     } catch (err) {
       // Watch rejects e.g. when credentials cannot be obtained. ListWatch awaits this call
       // without a catch, so on a reconnect the rejection would be unhandled and the informer

@@ -14,13 +14,22 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Dispatcher, request as undiciRequest } from 'undici';
-import { answerError, headerText, isJson, parseObject, snippetOf, UnexpectedResponseError, type Query } from './rest-client.js';
+import type { WatchLike } from './informer.js';
+import { answerError, headerText, isJson, parseObject, snippetOf, streamWatch, UnexpectedResponseError, type Query } from './rest-client.js';
 
 type Json = Record<string, unknown>;
 
-export interface JsonClient {
+export interface JsonClient extends WatchLike {
   request<T extends Json>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options?: { readonly query?: Query; readonly body?: unknown }): Promise<T>;
 }
+
+/**
+ * A member watch that receives no byte for this long is ended (ListWatch reopens it at once).
+ * Not client-node's 30 s: with bookmarks (informer.ts) the API server sends something about
+ * once a minute, and a quiet watch cut every 30 s cost two requests a minute per watch.
+ */
+export const MEMBER_WATCH_IDLE_MS = 300_000;
+const WATCH_CONNECT_MS = 30_000;
 
 /** What client-node's `applySecurityAuthentication` writes into a request context. */
 interface Authorization {
@@ -60,14 +69,36 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
     }
     return cached.auth;
   };
+  const target = (path: string, query: Query | undefined): URL => {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  };
   return {
+    async watch(path, query, callback, done) {
+      const url = target(path, { ...query, watch: true });
+      const { headers, dispatcher } = await currentAuth();
+      const secret = /^Bearer (.+)$/.exec(headers['Authorization'] ?? headers['authorization'] ?? '')?.[1];
+      return streamWatch({
+        where: `member WATCH ${path}`, secret, connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
+        open: async (signal) => {
+          const answer = await undiciRequest(url, {
+            method: 'GET', headers: { ...headers, Accept: 'application/json', 'User-Agent': 'clusterset-agent' },
+            ...(dispatcher !== undefined && { dispatcher }), signal, headersTimeout: 0, bodyTimeout: 0,
+          });
+          if (answer.statusCode === 401) cached = undefined;
+          return answer;
+        },
+        track: () => undefined,
+        untrack: () => undefined,
+      }, callback, done);
+    },
     async request<T extends Json>(method: string, path: string, options: { readonly query?: Query; readonly body?: unknown } = {}): Promise<T> {
-      const cluster = kc.getCurrentCluster();
-      if (!cluster) throw new Error('the kubeconfig has no current cluster');
-      const url = new URL(cluster.server.replace(/\/+$/, '') + path);
-      for (const [key, value] of Object.entries(options.query ?? {})) {
-        if (value !== undefined) url.searchParams.set(key, String(value));
-      }
+      const url = target(path, options.query);
       const where = `member ${method} ${path}`;
       const { headers, dispatcher } = await currentAuth();
       const secret = /^Bearer (.+)$/.exec(headers['Authorization'] ?? headers['authorization'] ?? '')?.[1];

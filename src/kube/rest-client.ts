@@ -20,12 +20,13 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { getHeapStatistics } from 'node:v8';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { type HttpsAgentPool, sharedHttpsAgents } from './https-agent-pool.js';
 import type { WatchLike } from './informer.js';
+import { isRecord, type Json } from './json.js';
 
-type Json = Record<string, unknown>;
 export type Query = Record<string, string | number | boolean | undefined>;
 /** Says what is wrong with an answer (e.g. `expected kind X, got "Y"`), or `undefined` if it is fine. */
 export type Expectation = (obj: Json, watchEventType?: string) => string | undefined;
@@ -49,6 +50,8 @@ export interface RestClientOptions {
   readonly peer?: string;
   /** Every request and watch start takes a token first. @default no limit */
   readonly budget?: ClientBudget;
+  /** The largest 2xx answer read. @default {@link responseCapBytes} */
+  readonly maxResponseBytes?: number;
 }
 
 export interface RequestOptions {
@@ -99,7 +102,23 @@ export class TimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
-const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/**
+ * The largest 2xx answer read, from the heap limit: reading keeps the bytes, then the string,
+ * then the parsed objects (several times the text), all at once, so an answer near the heap
+ * limit would get the process killed for memory (the chart's limit is 256Mi). An eighth of
+ * the heap, between 8 and 256 MiB: about 19 MiB under the image's settings.
+ */
+export function responseCapBytes(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.min(256 * MIB, Math.max(8 * MIB, Math.floor(heapLimitBytes / 8)));
+}
+
+function capProblem(cap: number, size: number | undefined): string {
+  const heap = Math.round(getHeapStatistics().heap_size_limit / MIB);
+  const capText = cap >= MIB ? `${(cap / MIB).toFixed(1)} MiB` : `${String(cap)} bytes`;
+  return `${size === undefined ? 'answer larger than' : `answer of ${String(size)} bytes, larger than`} ${capText}, the cap derived from the agent's heap limit (${String(heap)} MiB)`;
+}
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 const SNIPPET_CHARS = 120;
@@ -113,9 +132,6 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function isJson(contentType: string): boolean {
   return /^application\/json\s*(;|$)/i.test(contentType.trim());
@@ -157,7 +173,14 @@ function isStaleConnection(err: unknown): boolean {
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
 }
 
-/** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing. */
+/** A body over the cap: its start is kept for the error message. */
+class TooLargeError extends Error {
+  constructor(readonly start: string) {
+    super('answer too large');
+  }
+}
+
+/** Reads a body; with `truncate`, stops quietly at `limit` bytes instead of failing with a TooLargeError. */
 function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate: boolean): Promise<string> {
   // Events, not `for await`: leaving an async iterator destroys the stream even after its end,
   // and undici then closes a connection it could have kept.
@@ -169,11 +192,124 @@ function readBody(body: Dispatcher.ResponseData['body'], limit: number, truncate
       size += chunk.length;
       if (size < limit) return;
       if (truncate) resolve(Buffer.concat(chunks).toString('utf8'));
-      else reject(new Error(`answer larger than ${String(limit)} bytes`));
+      else reject(new TooLargeError(Buffer.concat(chunks.slice(0, 1)).subarray(0, 4096).toString('utf8')));
       body.destroy();
     });
     body.on('end', () => { resolve(Buffer.concat(chunks).toString('utf8')); });
     body.on('error', reject);
+  });
+}
+
+/** How {@link streamWatch} reaches the server, and how it names it. */
+export interface WatchTransport {
+  /** `<peer> WATCH <path>`, for error messages. */
+  readonly where: string;
+  /** Redacted from error snippets. */
+  readonly secret: string | undefined;
+  /** Deadline of the connect phase, up to the answer's headers. */
+  readonly connectTimeoutMs: number;
+  /** A watch that receives no byte for this long ends with a TimeoutError (ListWatch reconnects at once). */
+  readonly idleMs: number;
+  /** Sends the watch request (query `watch=true` included). */
+  open(signal: AbortSignal): Promise<Dispatcher.ResponseData>;
+  track(transport: AbortController): void;
+  untrack(transport: AbortController): void;
+}
+
+/**
+ * A watch with client-node's `Watch.watch` contract, which ListWatch relies on, over any
+ * transport: every line must be a watch event, each non-ERROR object must pass `expectItem`.
+ */
+export function streamWatch(t: WatchTransport, callback: WatchCallback, done: WatchDone, expectItem?: Expectation): Promise<AbortController> {
+  const controller = new AbortController();
+  const transport = new AbortController();
+  t.track(transport);
+  return new Promise((resolve) => {
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number, what: string): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { finish(new TimeoutError(`${t.where}: ${what} for ${String(ms)} ms`)); }, ms);
+      timer.unref();
+    };
+    // Like client-node: `done` exactly once, after which the request is gone. `done` runs
+    // before the promise resolves, so a caller sees a refused watch as ended when it returns.
+    const finish = (err: unknown): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      t.untrack(transport);
+      transport.abort();
+      controller.abort();
+      done(err);
+      resolve(controller);
+    };
+    // An abort by the caller reports an AbortError, as client-node's does (ListWatch.stop()
+    // surfaces it as an 'error' the informer ignores once stopped).
+    controller.signal.addEventListener('abort', () => {
+      const reason: unknown = controller.signal.reason;
+      finish(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
+    }, { once: true });
+
+    const onLine = (contentType: string, line: string): void => {
+      if (finished || line.trim() === '') return;
+      const bad = (problem: string): void => { finish(new UnexpectedResponseError(200, contentType, problem, snippetOf(line, t.secret), t.where)); };
+      const event = parseObject(line);
+      if (event === undefined) { bad('expected a JSON watch event'); return; }
+      const { type, object } = event;
+      if (typeof type !== 'string' || !EVENT_TYPES.has(type) || !isRecord(object)) {
+        bad('expected a watch event {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}');
+        return;
+      }
+      const problem = type === 'ERROR' ? undefined : expectItem?.(object, type);
+      if (problem !== undefined) { bad(problem); return; }
+      try {
+        callback(type, object, event);
+      } catch (err) {
+        finish(err);
+      }
+    };
+
+    // The connect phase has a deadline; once streaming, only silence ends the watch (the
+    // server's own timeout ends it cleanly).
+    arm(t.connectTimeoutMs, 'no answer');
+    t.open(transport.signal).then((res) => {
+      const contentType = headerText(res.headers['content-type']);
+      if (finished) {
+        res.body.destroy();
+        return;
+      }
+      if (res.statusCode !== 200 || !isJson(contentType)) {
+        // Reported before watch() resolves, so the watch never counts as established.
+        readBody(res.body, MAX_ERROR_BODY_BYTES, true).then((text) => {
+          finish(res.statusCode === 200
+            ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippetOf(text, t.secret), t.where)
+            : answerError(t.where, res.statusCode, contentType, text, t.secret));
+        }, finish);
+        return;
+      }
+      resolve(controller);
+      arm(t.idleMs, 'no data');
+      const decoder = new StringDecoder('utf8');
+      let pending = '';
+      res.body.on('data', (chunk: Buffer) => {
+        arm(t.idleMs, 'no data');
+        pending += decoder.write(chunk);
+        for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          onLine(contentType, line);
+        }
+        if (pending.length > MAX_EVENT_CHARS) {
+          finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippetOf(pending, t.secret), t.where));
+        }
+      });
+      res.body.on('end', () => {
+        onLine(contentType, pending + decoder.end());
+        finish(null);
+      });
+      res.body.on('error', finish);
+    }, finish);
   });
 }
 
@@ -183,6 +319,7 @@ export function createRestClient(options: RestClientOptions): RestClient {
   const prefix = base.pathname.replace(/\/+$/, '');
   const peer = options.peer ?? 'server';
   const idleMs = options.watchIdleTimeoutMs ?? 300_000;
+  const maxResponseBytes = options.maxResponseBytes ?? responseCapBytes();
   const agents = (options.agentPool ?? sharedHttpsAgents).acquire(base.origin, options.caPem, options.maxSockets ?? 16);
   // This client's requests and watches in flight: close() ends them, not other clients' ones.
   const live = new Set<AbortController>();
@@ -221,8 +358,8 @@ export function createRestClient(options: RestClientOptions): RestClient {
     live.add(transport);
     // Aborting also closes an HTTP/1.1 connection, so a hung server cannot hold it in the pool.
     const timer = setTimeout(() => { transport.abort(new TimeoutError(`${where} did not complete within ${String(timeoutMs)} ms`)); }, timeoutMs);
-    let status: number;
-    let contentType: string;
+    let status: number | undefined;
+    let contentType: string | undefined;
     let text: string;
     try {
       const target = url(path, opts.query);
@@ -238,9 +375,15 @@ export function createRestClient(options: RestClientOptions): RestClient {
       status = answer.statusCode;
       contentType = headerText(answer.headers['content-type']);
       const ok = status >= 200 && status < 300;
-      text = await readBody(answer.body, ok ? MAX_BODY_BYTES : MAX_ERROR_BODY_BYTES, !ok);
+      const declared = Number(headerText(answer.headers['content-length']) || NaN);
+      if (ok && declared > maxResponseBytes) {
+        answer.body.destroy();
+        throw new UnexpectedResponseError(status, contentType, capProblem(maxResponseBytes, declared), '', where);
+      }
+      text = await readBody(answer.body, ok ? maxResponseBytes : MAX_ERROR_BODY_BYTES, !ok);
     } catch (err) {
       const reason: unknown = transport.signal.reason;
+      if (err instanceof TooLargeError) throw new UnexpectedResponseError(status ?? 0, contentType ?? '', capProblem(maxResponseBytes, undefined), snippet(err.start), where);
       throw reason instanceof TimeoutError ? reason : err;
     } finally {
       clearTimeout(timer);
@@ -260,96 +403,12 @@ export function createRestClient(options: RestClientOptions): RestClient {
     await options.budget?.take();
     const where = `${peer} WATCH ${path}`;
     if (closed) throw new Error(`${where}: the client is closed`);
-    const controller = new AbortController();
-    const transport = new AbortController();
-    live.add(transport);
-    return new Promise((resolve) => {
-      let finished = false;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = (ms: number, what: string): void => {
-        clearTimeout(timer);
-        timer = setTimeout(() => { finish(new TimeoutError(`${where}: ${what} for ${String(ms)} ms`)); }, ms);
-        timer.unref();
-      };
-      // Like client-node: `done` exactly once, after which the request is gone. `done` runs
-      // before the promise resolves, so a caller sees a refused watch as ended when it returns.
-      const finish = (err: unknown): void => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(timer);
-        live.delete(transport);
-        transport.abort();
-        controller.abort();
-        done(err);
-        resolve(controller);
-      };
-      // An abort by the caller reports an AbortError, as client-node's does (ListWatch.stop()
-      // surfaces it as an 'error' the informer ignores once stopped).
-      controller.signal.addEventListener('abort', () => {
-        const reason: unknown = controller.signal.reason;
-        finish(reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError'));
-      }, { once: true });
-
-      const onLine = (contentType: string, line: string): void => {
-        if (finished || line.trim() === '') return;
-        const bad = (problem: string): void => { finish(new UnexpectedResponseError(200, contentType, problem, snippet(line), where)); };
-        const event = parseObject(line);
-        if (event === undefined) { bad('expected a JSON watch event'); return; }
-        const { type, object } = event;
-        if (typeof type !== 'string' || !EVENT_TYPES.has(type) || !isRecord(object)) {
-          bad('expected a watch event {type: ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, object}');
-          return;
-        }
-        const problem = type === 'ERROR' ? undefined : expectItem?.(object, type);
-        if (problem !== undefined) { bad(problem); return; }
-        try {
-          callback(type, object, event);
-        } catch (err) {
-          finish(err);
-        }
-      };
-
-      // The connect phase has a deadline; once streaming, only silence ends the watch (the
-      // server's own timeout ends it cleanly).
-      arm(Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), 'no answer');
-      send(agents.watches, 'GET', url(path, { ...query, watch: true }), undefined, transport.signal).then((res) => {
-        const contentType = headerText(res.headers['content-type']);
-        if (finished) {
-          res.body.destroy();
-          return;
-        }
-        if (res.statusCode !== 200 || !isJson(contentType)) {
-          // Reported before watch() resolves, so the watch never counts as established.
-          readBody(res.body, MAX_ERROR_BODY_BYTES, true).then((text) => {
-            finish(res.statusCode === 200
-              ? new UnexpectedResponseError(200, contentType, 'expected application/json', snippet(text), where)
-              : answerError(where, res.statusCode, contentType, text, options.token));
-          }, finish);
-          return;
-        }
-        resolve(controller);
-        arm(idleMs, 'no data');
-        const decoder = new StringDecoder('utf8');
-        let pending = '';
-        res.body.on('data', (chunk: Buffer) => {
-          arm(idleMs, 'no data');
-          pending += decoder.write(chunk);
-          for (let nl = pending.indexOf('\n'); nl >= 0 && !finished; nl = pending.indexOf('\n')) {
-            const line = pending.slice(0, nl);
-            pending = pending.slice(nl + 1);
-            onLine(contentType, line);
-          }
-          if (pending.length > MAX_EVENT_CHARS) {
-            finish(new UnexpectedResponseError(200, contentType, `expected watch events under ${String(MAX_EVENT_CHARS)} characters`, snippet(pending), where));
-          }
-        });
-        res.body.on('end', () => {
-          onLine(contentType, pending + decoder.end());
-          finish(null);
-        });
-        res.body.on('error', finish);
-      }, finish);
-    });
+    return streamWatch({
+      where, secret: options.token, connectTimeoutMs: Math.max(options.timeoutMs, WATCH_CONNECT_MIN_MS), idleMs,
+      open: (signal) => send(agents.watches, 'GET', url(path, { ...query, watch: true }), undefined, signal),
+      track: (transport) => { live.add(transport); },
+      untrack: (transport) => { live.delete(transport); },
+    }, callback, done, expectItem);
   }
 
   return {

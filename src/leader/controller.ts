@@ -8,7 +8,8 @@
 //   announce:<name>               finalizer, member GC (announce deleted or stale)
 //   status                        liveness → every leader ClusterSet's status
 //   memberids                     ServiceAccount cluster IDs → the admission parameter
-import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
+import { createJsonClient } from '../kube/json-client.js';
 import type winston from 'winston';
 import {
   CLUSTERSET,
@@ -128,7 +129,7 @@ export class LeaderController {
     this.#memberTimeoutMs = options.memberTimeoutMs;
     this.#staleMemberMs = options.staleMemberMs;
     this.#memberIdsName = options.memberIdsConfigMap ?? MEMBER_IDS_CONFIGMAP;
-    const watch = new Watch(options.kubeConfig);
+    const watch = createJsonClient(options.kubeConfig);
     const ns = this.#ns;
     const custom = <L extends KubeList<KubeObject>>(d: Ref) => ({
       name: d.plural,

@@ -28,7 +28,6 @@ export class StatusWriter<T extends StatusTarget> {
   private readonly queue: WorkQueue;
   private readonly lastWrite = new Map<string, number>();
   private readonly now: () => number;
-  private writes = 0;
 
   constructor(private readonly options: StatusWriterOptions<T>) {
     this.now = options.now ?? Date.now;
@@ -37,11 +36,6 @@ export class StatusWriter<T extends StatusTarget> {
       onError: (key, error) => options.onError?.(key, error),
     });
     this.queue.start((name) => this.write(name));
-  }
-
-  /** Number of status writes sent, for tests and metrics. */
-  get writeCount(): number {
-    return this.writes;
   }
 
   request(name: string): void {
@@ -69,7 +63,6 @@ export class StatusWriter<T extends StatusTarget> {
     const desired = this.options.desired(object);
     if (!desired || sameStatus(object.status ?? {}, desired)) return undefined;
     this.lastWrite.set(name, this.now());
-    this.writes += 1;
     await this.options.store.replaceStatus(object, desired);
     return undefined;
   }

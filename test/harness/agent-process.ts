@@ -97,6 +97,8 @@ export function sampleValue(samples: readonly MetricSample[], name: string, labe
 export interface AuditEvent {
   readonly stage: string;
   readonly verb: string;
+  readonly requestURI?: string;
+  readonly userAgent?: string;
   readonly user: { readonly username: string };
   readonly objectRef?: { readonly resource?: string; readonly name?: string; readonly namespace?: string };
   readonly requestReceivedTimestamp: string;

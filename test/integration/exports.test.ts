@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
 import {
-  GATEWAY, IMPORTED_SERVICE_ANNOTATION, RE_LABEL_SOURCE_CLUSTER_ID, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, SERVICE_EXPORT,
+  GATEWAY, IMPORTED_SERVICE_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, SERVICE_EXPORT,
   type ResourceExport, type ServiceExport,
 } from '../../src/api/types.js';
 import { loadConfig } from '../../src/config/config.js';
@@ -225,6 +225,48 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
       await leaderREs().releaseDeleted();
       return (await leaderREs().get(`${MEMBER_ID}-clusterinfo`)) === undefined;
     }, converge);
+  });
+
+  it('repairs an export deleted on the leader within one interval, and republishes all when its announce is created again', async () => {
+    const api = leader.adminConfig().makeApiClient(CustomObjectsApi);
+    const reRef = { group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS };
+    const names = [`${MEMBER_ID}-team-a-web-endpoints`, `${MEMBER_ID}-team-a-web-service`] as const;
+    const uids = () => Promise.all(names.map(async (n) => {
+      const re = await leaderREs().get(n);
+      return re?.metadata?.deletionTimestamp ? undefined : re?.metadata?.uid;
+    }));
+    const before = await uids();
+    assert.ok(before.every(Boolean), 'both web exports are on the leader');
+    // An admin deletes one; the leader's controller releases its finalizer.
+    await api.deleteNamespacedCustomObject({ ...reRef, name: names[1] });
+    await leaderREs().releaseDeleted();
+    await waitFor('the deleted export back within one interval', async () => {
+      const [, service] = await uids();
+      return service !== undefined && service !== before[1];
+    }, { timeoutMs: INTERVAL_S * 1000, intervalMs: 50 });
+
+    // An admin deletes the announce; the leader sweeps the member's exports.
+    const announceRef = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS };
+    const announceUid = async () => {
+      try {
+        return ((await api.getNamespacedCustomObject({ ...announceRef, name: mcaName(MEMBER_ID) })) as { metadata?: { uid?: string } }).metadata?.uid;
+      } catch {
+        return undefined;
+      }
+    };
+    const oldAnnounce = await announceUid();
+    const swept = await uids();
+    await api.deleteNamespacedCustomObject({ ...announceRef, name: mcaName(MEMBER_ID) });
+    for (const name of names) await api.deleteNamespacedCustomObject({ ...reRef, name });
+    await leaderREs().releaseDeleted();
+    await waitFor('the announce created again', async () => {
+      const uid = await announceUid();
+      return uid !== undefined && uid !== oldAnnounce;
+    }, { timeoutMs: 3 * INTERVAL_S * 1000, intervalMs: 50 });
+    await waitFor('every export back within two intervals of the new announce', async () => {
+      const now = await uids();
+      return now.every((uid, i) => uid !== undefined && uid !== swept[i]);
+    }, { timeoutMs: 2 * INTERVAL_S * 1000, intervalMs: 50 });
   });
 
   it('withdraws both exports when the endpoints go, the Service goes or the ServiceExport goes', async () => {

@@ -3,6 +3,9 @@
 // On a real member: zero local objects created or changed by them, and one specific reason
 // each (an Event naming the ResourceImport and the rule), while well-formed imports still land.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { CoreV1Api, type CoreV1Event, type V1Service } from '@kubernetes/client-node';
@@ -12,9 +15,11 @@ import {
   BENIGN_IMPORTS, HOSTILE_ALLOWED_NAMESPACES, HOSTILE_CREATED_NAMESPACES, HOSTILE_IMPORTS, HOSTILE_LOCAL_CLUSTER_ID, HOSTILE_USER_SERVICE,
 } from '../fixtures/hostile-imports.js';
 import {
-  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
+  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader, waitForReady, writeLeaderSecret,
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { startFaultProxy } from '../harness/fault-proxy.js';
+import { IMAGE_NODE_OPTIONS } from '../../bench/common.js';
 import { leaderImports, memberReads } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
@@ -123,5 +128,50 @@ describe('a hostile leader', () => {
       return found;
     }, { timeoutMs: 10_000, intervalMs: 200 });
     assert.deepEqual(cs.status?.imports, expected);
+  });
+
+  // A leader answer larger than the agent can hold: the agent runs as its own process with the
+  // image's heap settings (about 160 MiB: a cap near 20 MiB), the "leader" answers 96 MiB to
+  // everything. Without the cap that answer alone exceeds the heap and the process dies.
+  it('a leader answer larger than the cap: UnexpectedResponse naming the leader and the size, RSS below the limit', async () => {
+    const ns = 'capped-agent';
+    const proxy = await startFaultProxy({ upstream: leader.server, upstreamCaPem: leader.caPem });
+    const huge = Buffer.alloc(96 * 1024 * 1024, 0x20);
+    huge.write('{"kind":"List","apiVersion":"v1","items":[],"pad":"', 0);
+    huge.write('"}', huge.length - 2);
+    proxy.respondWith({ status: 200, contentType: 'application/json', body: huge });
+    const access = await createMemberAccess(leader, 'capped-member');
+    await writeLeaderSecret(member, 'leader-token', { caPem: proxy.caPem, token: access.token }, ns);
+    await createClusterSet(member, { name: 'capped', clusterID: 'capped-member', server: proxy.url, secret: 'leader-token' }, ns);
+    const cli = path.join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts');
+    const child = spawn(process.execPath, [...IMAGE_NODE_OPTIONS.split(' '), '--import', 'tsx', cli, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', ns,
+      '--heartbeat-interval', String(INTERVAL_S), '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => { output += c.toString('utf8'); });
+    child.stderr.on('data', (c: Buffer) => { output += c.toString('utf8'); });
+    let exited: number | null | undefined;
+    child.once('exit', (code) => { exited = code; });
+    const peakRssMiB = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(child.pid)}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+    try {
+      const cs = await waitFor('Ready=False UnexpectedResponse for the oversize answer', async () => {
+        if (exited !== undefined) throw new Error(`the agent exited (${String(exited)}):\n${output.slice(-3000)}`);
+        const found = await clusterSetApi(member.adminConfig(), ns).get('capped');
+        const ready = readyCondition(found);
+        if (ready?.status === 'False' && ready.reason === 'UnexpectedResponse') return found;
+        throw new Error(`Ready is ${JSON.stringify(ready)}`);
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      const message = readyCondition(cs)?.message ?? '';
+      assert.ok(message.includes(proxy.url), `names the leader: ${message}`);
+      assert.match(message, new RegExp(`answer of ${String(huge.length)} bytes, larger than (1\\d|2\\d)\\.\\d MiB, the cap derived from the agent's heap limit`));
+      // A few more answers refused, then the peak RSS of the whole process.
+      await waitFor('more answers refused', () => (output.match(/, larger than \d+\.\d MiB, the cap/g) ?? []).length >= 3, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal(exited, undefined, 'the agent is still running');
+      const peak = peakRssMiB();
+      assert.ok(peak < 256, `peak RSS ${peak.toFixed(0)} MiB stays below the chart's 256Mi limit`);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => { if (exited !== undefined) resolve(undefined); else child.once('exit', resolve); });
+      await proxy.close();
+    }
   });
 });

@@ -17,6 +17,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
 import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { readAuditEvents } from '../harness/agent-process.js';
 import { waitFor } from '../harness/wait.js';
 
 const INTERVAL_S = 2;
@@ -47,7 +48,7 @@ imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${
   const local = () => memberReads(member.adminConfig());
 
   before(async () => {
-    [leader, member] = await Promise.all([startControlPlane('leader', { auditLog: true }), startControlPlane('member')]);
+    [leader, member] = await Promise.all([startControlPlane('leader', { auditLog: true }), startControlPlane('member', { auditLog: true })]);
     await Promise.all([setupLeader(leader), installCrds(member)]);
     for (const ns of [AGENT_NS, 'team-a', 'team-b']) await createNamespace(member.adminConfig(), ns);
     access = await createMemberAccess(leader, MEMBER_ID);
@@ -267,6 +268,50 @@ spec:
     assert.ok(await core.readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-mine' }), 'the user Service survives the withdrawal');
   });
 
+  // A user's object holding one name of an imported Service refuses the whole Service before
+  // anything is created: otherwise the user's Endpoints would back the imported Service, and
+  // deleting that Service on withdrawal would make kube-apiserver delete them too.
+  for (const held of ['endpoints', 'serviceimport'] as const) {
+    it(`imports nothing of a Service whose ${held === 'endpoints' ? 'Endpoints' : 'ServiceImport'} name a user's object holds, and leaves it untouched`, async () => {
+      const core = member.adminConfig().makeApiClient(CoreV1Api);
+      const custom = member.adminConfig().makeApiClient(CustomObjectsApi);
+      const name = `held-${held}`;
+      const userObject = held === 'endpoints'
+        ? await core.createNamespacedEndpoints({ namespace: 'team-a', body: { metadata: { name: `antrea-mc-${name}` }, subsets: [{ addresses: [{ ip: '10.77.0.1' }], ports: [{ port: 8080 }] }] } })
+        : await custom.createNamespacedCustomObject({ group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespace: 'team-a',
+          body: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name }, spec: { type: 'ClusterSetIP', ports: [{ port: 8080, protocol: 'TCP' }] } } }) as { metadata?: { uid?: string; resourceVersion?: string } };
+      const since = new Date().toISOString();
+      const userRef = held === 'endpoints' ? `endpoints team-a/antrea-mc-${name}` : `serviceimports team-a/${name}`;
+      const conflictEvents = async () => (await core.listNamespacedEvent({ namespace: AGENT_NS })).items
+        .filter((e) => e.reason === 'ImportConflict' && e.message?.includes(userRef));
+      await ri().create(serviceImportRI('team-a', name, [{ name: 'http', port: 80 }]));
+      await ri().create(endpointsRI('team-a', name, ['10.60.0.1']));
+      await waitFor('one ImportConflict naming the user\'s object', async () => (await conflictEvents()).length === 1, converge);
+      // The Endpoints RI is judged after its sibling: let it settle, then nothing of the Service exists.
+      await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+      assert.equal(await local().service('team-a', `antrea-mc-${name}`), undefined, 'no imported Service');
+      const creates = readAuditEvents(member.auditLogPath, (e) => e.verb === 'create' && e.requestReceivedTimestamp >= since
+        && e.objectRef?.namespace === 'team-a' && (e.objectRef.name === name || e.objectRef.name === `antrea-mc-${name}`));
+      assert.deepEqual(creates.map((e) => `${e.objectRef?.resource ?? ''}/${e.objectRef?.name ?? ''}:${String(e.responseStatus?.code)}`), [], 'nothing of the Service was created');
+      assert.equal((await conflictEvents())[0]?.count ?? 1, 1, 'one Event, not repeated');
+
+      await ri().delete(`team-a-${name}-endpoints`);
+      await ri().delete(`team-a-${name}-service`);
+      await waitFor('conflict cleared', () => agent?.imports.counts(CLUSTERSET_ID)?.conflicts === 0, converge);
+      await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+      const after = held === 'endpoints'
+        ? await core.readNamespacedEndpoints({ namespace: 'team-a', name: `antrea-mc-${name}` })
+        : await custom.getNamespacedCustomObject({ group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespace: 'team-a', name }) as { metadata?: { uid?: string; resourceVersion?: string } };
+      assert.equal(after.metadata?.uid, userObject.metadata?.uid, 'the user\'s object survives the withdrawal');
+      assert.equal(after.metadata?.resourceVersion, userObject.metadata?.resourceVersion, 'and is unchanged');
+      const deletes = readAuditEvents(member.auditLogPath, (e) => e.verb === 'delete' && e.requestReceivedTimestamp >= since && e.objectRef?.namespace === 'team-a'
+        && (e.objectRef.name === name || e.objectRef.name === `antrea-mc-${name}`));
+      assert.deepEqual(deletes.map((e) => e.objectRef?.resource), [], 'nothing deleted');
+      if (held === 'endpoints') await core.deleteNamespacedEndpoints({ namespace: 'team-a', name: `antrea-mc-${name}` });
+      else await custom.deleteNamespacedCustomObject({ group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespace: 'team-a', name });
+    });
+  }
+
   it('keeps watching with the new token after a rotation, the old one revoked', async () => {
     const next = await createMemberAccess(leader, MEMBER_ID, { serviceAccount: 'member-east-rotated' });
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: next.token });
@@ -291,6 +336,19 @@ spec:
     await ri().create(endpointsRI('team-a', 'after-rotation', ['10.50.0.1']));
     await waitFor('an import published after the rotation', () => local().endpoints('team-a', 'antrea-mc-after-rotation'), converge);
     access = next;
+  });
+
+  it('opens every watch as client-go does: bookmarks and a server-side timeout of 5-10 minutes', () => {
+    for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+      const watches = readAuditEvents(plane.auditLogPath, (e) => e.verb === 'watch' && e.userAgent === 'clusterset-agent');
+      assert.ok(watches.length >= (cluster === 'member' ? 5 : 2), `${cluster}: ${String(watches.length)} watches by the agent`);
+      const bad = watches.map((e) => e.requestURI ?? '').filter((uri) => {
+        const query = new URL(uri, 'https://x').searchParams;
+        const timeout = Number(query.get('timeoutSeconds'));
+        return query.get('allowWatchBookmarks') !== 'true' || !(timeout >= 300 && timeout < 600);
+      });
+      assert.deepEqual(bad, [], `${cluster}: watches without bookmarks or the server-side timeout`);
+    }
   });
 
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {

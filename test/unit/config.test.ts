@@ -110,6 +110,7 @@ describe('loadConfig() defaults', () => {
       alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'clusterset-agent'],
       endpointIPType: 'ClusterIP',
       podCIDRs: [],
+      resyncSeconds: 600,
     });
     assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
     assert.deepEqual(cfg.leader, { memberTimeoutSeconds: 30, staleMemberSeconds: 86400 });
@@ -599,6 +600,7 @@ describe('loadConfig() export policy', () => {
         '  endpointIPType: PodIP',
         '  serviceCIDR: 10.96.0.0/12',
         '  podCIDRs: [10.244.0.0/16, "fd00:10:244::/56"]',
+        '  resyncSeconds: 120',
         '',
       ].join('\n'),
     });
@@ -610,6 +612,7 @@ describe('loadConfig() export policy', () => {
       endpointIPType: 'PodIP',
       serviceCIDR: '10.96.0.0/12',
       podCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+      resyncSeconds: 120,
     });
   });
 
@@ -732,6 +735,7 @@ describe('documented environment variables and flags', () => {
     ['CSA_EXPORT_ENDPOINT_IP_TYPE', 'PodIP', (c) => c.exports.endpointIPType, 'PodIP'],
     ['CSA_EXPORT_SERVICE_CIDR', '10.96.0.0/12', (c) => c.exports.serviceCIDR, '10.96.0.0/12'],
     ['CSA_EXPORT_POD_CIDRS', '10.244.0.0/16', (c) => c.exports.podCIDRs, ['10.244.0.0/16']],
+    ['CSA_EXPORT_RESYNC_SECONDS', '30', (c) => c.exports.resyncSeconds, 30],
     ['CSA_LEADER_NAMESPACE', 'antrea-multicluster', (c) => c.leader.namespace, 'antrea-multicluster'],
     ['CSA_LEADER_MEMBER_TIMEOUT', '20', (c) => c.leader.memberTimeoutSeconds, 20],
     ['CSA_LEADER_STALE_MEMBER_SECONDS', '3600', (c) => c.leader.staleMemberSeconds, 3600],

@@ -19,7 +19,7 @@ const DEADLINE_MS = 5_000;
 
 const POLICY: ExportPolicyConfig = {
   enabled: true, allowedNamespaces: [], deniedNamespaces: [], alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', AGENT_NS],
-  endpointIPType: 'ClusterIP', podCIDRs: [],
+  endpointIPType: 'ClusterIP', podCIDRs: [], resyncSeconds: 600,
 };
 
 // ---------------------------------------------------------------------------------------

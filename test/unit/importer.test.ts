@@ -11,6 +11,7 @@ import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/config/config
 import type { EventTarget } from '../../src/events/recorder.js';
 import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/importer/importer.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
+import { ApiError } from '../../src/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
 
 const LEADER_NS = 'leader-ns';
@@ -163,6 +164,7 @@ interface Setup {
   namespaces: Set<string>;
   log: LogLine[];
   events: { reason: string; message: string }[];
+  terminating: Set<string>;
 }
 
 const running: Importer[] = [];
@@ -175,12 +177,14 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
   const store = options.store ?? new FakeStore();
   const leader = new RILeader();
   const namespaces = new Set(['team-a', 'team-b', 'agent-ns']);
+  const terminating = new Set<string>();
   const { lines, logger } = capture();
   const events: { reason: string; message: string }[] = [];
   const policy: ImportPolicyConfig = { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...options.policy };
   const importer = new Importer({
     owner: OWNER, policy, store,
     namespaceExists: (ns) => namespaces.has(ns),
+    namespaceTerminating: (ns) => terminating.has(ns),
     events: { record: (_target, _type, reason, message) => { events.push({ reason, message }); } },
     eventTarget: () => TARGET,
     logger,
@@ -188,7 +192,7 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
   });
   running.push(importer);
-  return { importer, store, leader, namespaces, log: lines, events };
+  return { importer, store, leader, namespaces, terminating, log: lines, events };
 }
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -226,7 +230,7 @@ describe('Importer: trust', () => {
     releaseCreates();
     await settle(s);
     // Only the create already on the wire completed; nothing else was written.
-    assert.deepEqual(s.store.calls.filter((c) => !c.startsWith('list ')), [`create ${keys('team-a', 'a').service}`]);
+    assert.deepEqual(s.store.calls.filter((c) => !c.startsWith('list ') && !c.startsWith('get ')), [`create ${keys('team-a', 'a').service}`]);
     assert.equal(objectsOf(s.store, 'team-a', 'b'), 0);
     const paused = s.log.filter((l) => l.message.startsWith('imports paused'));
     assert.equal(paused.length, 1, 'logged once per pause');
@@ -337,6 +341,42 @@ describe('Importer: atomic service imports', () => {
     await s.importer.stop();
   });
 
+  it('creates nothing of a Service when a user\'s object holds one of its names, and says so once', async () => {
+    const s = setup();
+    const endpoints = { group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' };
+    s.store.seed(endpoints, { metadata: { name: 'antrea-mc-web', namespace: 'team-a' }, subsets: [] });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the conflict counted', () => s.importer.counts().conflicts === 1);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0, 'nothing of the Service created');
+    assert.deepEqual(s.events.map((e) => e.reason), ['ImportConflict'], 'one Event');
+    assert.match(s.events[0]?.message ?? '', /needs endpoints team-a\/antrea-mc-web, which exists and it was not created by clusterset-agent: nothing of the imported Service was created/);
+    s.leader.remove('team-a-web-service', 'team-a-web-endpoints');
+    await waitFor('the conflict cleared', () => s.importer.counts().conflicts === 0);
+    await settle(s);
+    assert.equal(s.store.count('delete'), 0);
+    assert.ok(s.store.objects.has(keys('team-a', 'web').endpoints), 'the user\'s Endpoints are still there');
+    await s.importer.stop();
+  });
+
+  it('never deletes an imported Service whose same-named Endpoints are not ours', async () => {
+    const s = setup();
+    s.leader.put(svcRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 2);
+    await settle(s);
+    // A user creates Endpoints of that name after the import landed.
+    const endpoints = { group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' };
+    s.store.seed(endpoints, { metadata: { name: 'antrea-mc-web', namespace: 'team-a' }, subsets: [] });
+    s.leader.remove('team-a-web-service');
+    await waitFor('the ServiceImport removed', () => !s.store.objects.has(keys('team-a', 'web').serviceImport));
+    await settle(s);
+    assert.equal(s.store.count('delete', keys('team-a', 'web').service), 0, 'the Service is kept');
+    assert.ok(s.events.some((e) => e.reason === 'ImportConflict' && /would delete Endpoints team-a\/antrea-mc-web/.test(e.message)), JSON.stringify(s.events));
+    await s.importer.stop();
+  });
+
   it('retries a refusal for a missing namespace when the namespace appears', async () => {
     const s = setup();
     s.leader.put(svcRI('ghost', 'web'), epsRI('ghost', 'web'));
@@ -350,6 +390,41 @@ describe('Importer: atomic service imports', () => {
     await waitFor('imported once the namespace exists', () => objectsOf(s.store, 'ghost', 'web') === 4, 2_000);
     await settle(s);
     assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('refuses imports into a Terminating namespace with a reason, and tries again only once it is created again', async () => {
+    const s = setup();
+    s.terminating.add('team-b');
+    s.leader.put(svcRI('team-b', 'web'), epsRI('team-b', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('both refused', () => s.importer.counts().rejected === 2);
+    await settle(s);
+    assert.equal(s.store.count('create'), 0);
+    const refusal = s.events.find((e) => e.reason === 'ImportRejectedNamespaceTerminating');
+    assert.match(refusal?.message ?? '', /target namespace "team-b" is being deleted \(Terminating\)/);
+    // Deleted and created again: the informer reports it added.
+    s.terminating.delete('team-b');
+    s.importer.namespaceAdded('team-b');
+    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 3, 2_000);
+    await settle(s);
+    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    await s.importer.stop();
+  });
+
+  it('a create refused because the namespace is terminating (cache not caught up) is the same refusal, not a retry loop', async () => {
+    const s = setup();
+    s.store.failNext('create', new ApiError(403, { kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403,
+      message: 'services "antrea-mc-web" is forbidden: unable to create new content in namespace team-b because it is being terminated' }));
+    s.leader.put(svcRI('team-b', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('refused', () => s.importer.counts().rejected === 1);
+    await sleep(1_500);
+    await settle(s);
+    assert.equal(s.store.count('create'), 1, 'not retried while the namespace is terminating');
+    assert.ok(s.events.some((e) => e.reason === 'ImportRejectedNamespaceTerminating'), JSON.stringify(s.events));
+    s.importer.namespaceAdded('team-b');
+    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 2, 2_000);
     await s.importer.stop();
   });
 

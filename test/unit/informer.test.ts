@@ -188,6 +188,23 @@ const refused = (): Error =>
   new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:6443'), { code: 'ECONNREFUSED' }) });
 
 describe('ResilientInformer', () => {
+  it('resumes a quiet watch that the server ended from its last bookmark, without a LIST', async () => {
+    const { watch, lister, informer } = setup();
+    lister.items = [obj('a', '5')];
+    lister.resourceVersion = '10';
+    await informer.start();
+    const first = await watch.calls.waitFor(1);
+    first.emit('BOOKMARK', { metadata: { resourceVersion: '42' } });
+    // The server's timeoutSeconds ran out: the watch ends cleanly.
+    first.end(null);
+    const second = await watch.calls.waitFor(2);
+    assert.equal(second.query.resourceVersion, '42', 'from the bookmark');
+    assert.equal(lister.calls.items.length, 1, 'no LIST');
+    assert.notEqual(second.query.timeoutSeconds, undefined);
+    await informer.stop();
+  });
+
+
   it('.start() - resolves after the first list; cache and add events follow the list, watch starts from its RV', async () => {
     const { watch, lister, informer, events, logger } = setup({ labelSelector: 'app=x' });
     lister.items = [obj('a', '5'), obj('b', '6')];
@@ -201,6 +218,8 @@ describe('ResilientInformer', () => {
     const call = await watch.calls.waitFor(1);
     assert.equal(call.query.resourceVersion, '10');
     assert.equal(call.query.labelSelector, 'app=x');
+    assert.equal(call.query.allowWatchBookmarks, true, 'bookmarks, as client-go asks for them');
+    assert.ok(typeof call.query.timeoutSeconds === 'number' && call.query.timeoutSeconds >= 300 && call.query.timeoutSeconds < 600, String(call.query.timeoutSeconds));
     call.emit('MODIFIED', obj('a', '11'));
     call.emit('DELETED', obj('b', '12'));
     assert.deepEqual(events.slice(2), ['update a@11', 'delete b']);

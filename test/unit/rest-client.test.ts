@@ -10,7 +10,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { ListWatch, type KubernetesObject, type Watch } from '@kubernetes/client-node';
 import { apiStatus, describeError, httpStatus, isGone, isNotFound, isTlsVerificationError, networkErrorCode } from '../../src/kube/errors.js';
 import { HttpsAgentPool } from '../../src/kube/https-agent-pool.js';
-import { ApiError, createRestClient, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { ApiError, createRestClient, responseCapBytes, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/kube/rest-client.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWNyZXQtbWVtYmVyIn0.dG9rZW4tbXVzdC1ub3QtbGVhaw';
@@ -120,6 +120,35 @@ describe('RestClient.request()', () => {
     assert.ok(err.snippet.length <= 121 && err.snippet.endsWith('…'));
     assert.match(err.message, /^leader GET \/x answered 200 with content type "text\/html; charset=utf-8" \(expected application\/json\): "<!DOCTYPE html>/);
     assert.equal(describeError(err), err.message, 'logs say what was wrong, not "HTTP 200 OK"');
+  });
+
+  it('refuses an answer larger than the cap, declared or streamed, as UnexpectedResponseError naming the size', async () => {
+    const big = JSON.stringify({ kind: 'List', items: Array.from({ length: 2000 }, (_, i) => ({ name: `item-${String(i)}`, pad: 'x'.repeat(100) })) });
+    routes.set('/prefix/declared', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) });
+      res.end(big);
+    });
+    routes.set('/prefix/streamed', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(big.slice(0, 100_000));
+      res.end(big.slice(100_000));
+    });
+    const small = client({ maxResponseBytes: 64 * 1024 });
+    const declared = await small.request('GET', '/declared').then(() => undefined, (e: unknown) => e);
+    assert.ok(declared instanceof UnexpectedResponseError, String(declared));
+    assert.match(declared.message, new RegExp(`^leader GET /declared answered 200 .*answer of ${String(Buffer.byteLength(big))} bytes, larger than 65536 bytes, the cap derived from the agent's heap limit`));
+    const streamed = await small.request('GET', '/streamed').then(() => undefined, (e: unknown) => e);
+    assert.ok(streamed instanceof UnexpectedResponseError, String(streamed));
+    assert.match(streamed.message, /^leader GET \/streamed answered 200 .*answer larger than 65536 bytes, the cap derived from the agent's heap limit.*"\{\\"kind\\":\\"List\\"/);
+    // Under the cap, the same answer is fine.
+    assert.equal((await client().request<{ items: unknown[] }>('GET', '/streamed')).items.length, 2000);
+  });
+
+  it('derives the cap from the heap limit: an eighth, between 8 and 256 MiB', () => {
+    const MiB = 1024 * 1024;
+    assert.equal(responseCapBytes(160 * MiB), 20 * MiB);
+    assert.equal(responseCapBytes(16 * MiB), 8 * MiB);
+    assert.equal(responseCapBytes(4096 * MiB), 256 * MiB);
   });
 
   it('rejects JSON that is not an object, and malformed JSON', async () => {

@@ -1,0 +1,69 @@
+// The one ServiceExport status writer: the aggregate of every ClusterSet's judgement, and one
+// write per change of that aggregate however often the exporters report.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { MetaCondition, ServiceExport, ServiceExportStatus } from '../../src/api/types.js';
+import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/exporter/status-writer.js';
+
+const valid = { type: 'Valid', status: 'True', reason: 'Succeed', message: 'the ServiceExport is valid' } as const;
+const ok: Judgement = { valid, refused: false, verdict: { kind: 'ok' } };
+const unknown: Judgement = { valid, refused: false, verdict: { kind: 'unknown' } };
+const failed = (message: string, reason = 'ImportFailed'): Judgement => ({ valid, refused: false, verdict: { kind: 'failed', reason, message } });
+const condition = (type: string, status: 'True' | 'False', reason: string, message: string): MetaCondition => ({ type, status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z' });
+
+describe('changedConditions', () => {
+  it('Conflict=True if any leader refuses, naming the ClusterSets in order; Valid from the local checks', () => {
+    const changed = changedConditions(new Map([['set-b', failed('ports differ')], ['set-a', ok]]), []);
+    assert.deepEqual(changed, [valid, { type: 'Conflict', status: 'True', reason: 'ImportFailed', message: 'ClusterSet set-b: ports differ' }]);
+    const both = changedConditions(new Map([['set-b', failed('ports differ')], ['set-a', failed('name taken', 'NameConflict')]]), []);
+    assert.deepEqual(both[1], { type: 'Conflict', status: 'True', reason: 'LeaderRejected', message: 'ClusterSet set-a: name taken; ClusterSet set-b: ports differ' });
+  });
+
+  it('nothing changes when the status already says it; False only where it was True; nothing while no leader judged', () => {
+    const current = [condition('Valid', 'True', 'Succeed', 'the ServiceExport is valid'), condition('Conflict', 'True', 'ImportFailed', 'ClusterSet set-b: ports differ')];
+    assert.deepEqual(changedConditions(new Map([['set-a', ok], ['set-b', failed('ports differ')]]), current), []);
+    assert.deepEqual(changedConditions(new Map([['set-a', ok], ['set-b', ok]]), current), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+    assert.deepEqual(changedConditions(new Map([['set-a', ok]]), current.slice(0, 1)), []);
+    assert.deepEqual(changedConditions(new Map([['set-a', unknown]]), current), []);
+  });
+});
+
+describe('ExportStatusWriter', () => {
+  it('two ClusterSets whose leaders disagree: one write per change of the aggregate, however often they report', async () => {
+    let live: ServiceExport = { metadata: { name: 'web', namespace: 'team-a', resourceVersion: '1', generation: 1 } };
+    const writes: ServiceExportStatus[] = [];
+    const events: string[] = [];
+    const writer = new ExportStatusWriter({
+      serviceExport: () => live,
+      write: (_se, status) => {
+        writes.push(status);
+        live = { ...live, metadata: { ...live.metadata, resourceVersion: String(Number(live.metadata?.resourceVersion) + 1) }, status };
+        return Promise.resolve(undefined);
+      },
+      events: { record: (_t, _type, reason) => { events.push(reason); } },
+      logger: { warn: () => undefined },
+    });
+    // Each exporter is woken by every status change and reports again: the old loop.
+    for (let round = 0; round < 50; round += 1) {
+      writer.report('set-a', 'svc/team-a/web', failed('ports differ'));
+      writer.report('set-b', 'svc/team-a/web', ok);
+      await writer.onIdle();
+    }
+    assert.equal(writes.length, 1, JSON.stringify(writes));
+    assert.deepEqual(events, ['ExportConflict']);
+    writer.report('set-a', 'svc/team-a/web', ok);
+    await writer.onIdle();
+    writer.report('set-b', 'svc/team-a/web', ok);
+    await writer.onIdle();
+    assert.equal(writes.length, 2);
+    assert.equal(writes[1]?.conditions?.find((c) => c.type === 'Conflict')?.status, 'False');
+    // A ClusterSet that leaves takes its refusal along.
+    writer.report('set-b', 'svc/team-a/web', failed('gone wrong'));
+    await writer.onIdle();
+    writer.forget('set-b');
+    await writer.onIdle();
+    assert.equal(writes.length, 4);
+    assert.equal(writes[3]?.conditions?.find((c) => c.type === 'Conflict')?.status, 'False');
+    await writer.stop();
+  });
+});
