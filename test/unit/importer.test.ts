@@ -406,9 +406,10 @@ describe('Importer: atomic service imports', () => {
     // Deleted and created again: the informer reports it added.
     s.terminating.delete('team-b');
     s.importer.namespaceAdded('team-b');
-    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 3, 2_000);
+    // Service, ServiceImport, Endpoints and its EndpointSlice.
+    await waitFor('imported once the namespace is back', () => objectsOf(s.store, 'team-b', 'web') === 4, 2_000);
     await settle(s);
-    assert.deepEqual(s.importer.counts(), { total: 3, rejected: 0, conflicts: 0 });
+    assert.deepEqual(s.importer.counts(), { total: 4, rejected: 0, conflicts: 0 });
     await s.importer.stop();
   });
 
