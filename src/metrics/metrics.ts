@@ -7,6 +7,7 @@
 // | clusterset_agent_heartbeat_failures_total        | counter   | clusterset, leader, reason  |
 // | clusterset_agent_leader_connected                | gauge     | clusterset, leader (1 / 0)  |
 // | clusterset_agent_seconds_since_last_heartbeat    | gauge     | clusterset, leader          |
+// | clusterset_agent_leader_token_expiry_seconds     | gauge     | clusterset, leader          |
 // | clusterset_agent_imports_total                   | counter   | clusterset, kind, outcome   |
 // | clusterset_agent_import_rejections_total         | counter   | clusterset, rule            |
 // | clusterset_agent_is_leader                       | gauge     | (none)                      |
@@ -56,6 +57,8 @@ export class AgentMetrics {
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
   #connectionStats: ConnectionStats | undefined;
+  /** clusterSet -> leader -> epoch ms when its leader token expires. */
+  readonly #tokenExpiry = new Map<string, Map<string, number>>();
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
   /**
@@ -90,6 +93,21 @@ export class AgentMetrics {
     });
     const lastBeat = this.#lastBeat;
     const now = this.#now;
+    const tokenExpiry = this.#tokenExpiry;
+    // Computed at scrape time, like seconds_since_last_heartbeat: an alert needs no other clock.
+    new Gauge<LeaderLabel>({
+      name: `${PREFIX}leader_token_expiry_seconds`,
+      help: 'Seconds until the leader token (the ClusterSet Secret\'s token, its JWT exp claim) expires; negative once expired; absent for a token without expiry.',
+      labelNames: ['clusterset', 'leader'] as const,
+      registers,
+      collect() {
+        const at = now();
+        this.reset();
+        for (const [clusterset, leaders] of tokenExpiry) {
+          for (const [leader, when] of leaders) this.set({ clusterset, leader }, (when - at) / 1000);
+        }
+      },
+    });
     // Registered and read only through the registry: its value is computed in collect().
     new Gauge<LeaderLabel>({
       name: `${PREFIX}seconds_since_last_heartbeat`,
@@ -239,9 +257,24 @@ export class AgentMetrics {
     this.#leaderWrites.inc({ resource, verb });
   }
 
+  /** The ClusterSet's leader token expires at `expiresAtMs` (undefined: no expiry known). */
+  setTokenExpiry(clusterSet: string, leader: string, expiresAtMs: number | undefined): void {
+    let leaders = this.#tokenExpiry.get(clusterSet);
+    if (expiresAtMs === undefined) {
+      leaders?.delete(leader);
+      return;
+    }
+    if (leaders === undefined) {
+      leaders = new Map();
+      this.#tokenExpiry.set(clusterSet, leaders);
+    }
+    leaders.set(leader, expiresAtMs);
+  }
+
   /** Drops every series labelled with `clusterSet` (the ClusterSet was deleted). */
   forget(clusterSet: string): void {
     this.#lastBeat.delete(clusterSet);
+    this.#tokenExpiry.delete(clusterSet);
     const metrics = this.#series.get(clusterSet);
     if (metrics === undefined) return;
     for (const [metric, labelSets] of metrics) {
