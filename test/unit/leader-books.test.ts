@@ -8,6 +8,7 @@ import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/beats
 import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/books.js';
 import { cidrsOverlap, clusterInfoVerdicts, parseCidr } from '../../src/leader/clusterinfo-check.js';
 import { ExportIndex } from '../../src/leader/export-index.js';
+import { planImport } from '../../src/leader/aggregate.js';
 import { memberLiveness } from '../../src/leader/liveness.js';
 
 const T0 = Date.parse('2026-12-02T10:00:00Z');
@@ -216,5 +217,29 @@ describe('leader ClusterInfo checks', () => {
 
   it('gives no verdict to other kinds', () => {
     assert.equal(clusterInfoVerdicts([serviceExport('east', 'web')], []).size, 0);
+  });
+});
+
+describe('leader aggregation: the two mutations the issue names', () => {
+  const svc = (cluster: string, createdMs: number, protocol: string): ResourceExport => ({
+    metadata: { name: `${cluster}-ns-web-service`, creationTimestamp: at(createdMs) as unknown as Date, labels: { sourceClusterID: cluster } },
+    spec: { clusterID: cluster, name: 'web', namespace: 'ns', kind: 'Service', service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol }] } } },
+  });
+
+  it('"first exporter wins" goes by creation time, not by name (the oldest is alphabetically last here)', () => {
+    const zeta = svc('zeta', 0, 'TCP');
+    const alpha = { ...svc('alpha', 1000, 'TCP'), spec: { ...svc('alpha', 1000, 'TCP').spec, service: { serviceSpec: { ports: [{ name: 'http', port: 81, protocol: 'TCP' }] } } } };
+    const plan = planImport('ns-web-service', [alpha, zeta]);
+    assert.equal(plan.spec?.serviceImport?.spec?.ports?.[0]?.port, 80, 'zeta exported first');
+    assert.equal(plan.verdicts.get('zeta-ns-web-service')?.ok, true);
+    assert.equal(plan.verdicts.get('alpha-ns-web-service')?.ok, false);
+  });
+
+  it('a port is its number and its protocol: 80/UDP is never taken for 80/TCP', () => {
+    const plan = planImport('ns-web-service', [svc('east', 0, 'TCP'), svc('west', 1000, 'UDP')]);
+    const imported = (plan.spec?.serviceImport?.spec?.ports ?? []).map((p) => `${String(p.port)}/${p.protocol ?? 'TCP'}`);
+    const westAccepted = plan.verdicts.get('west-ns-web-service')?.ok === true;
+    // Either refused as a conflict, or imported as its own port; never accepted while only 80/TCP is imported.
+    assert.ok(!westAccepted || imported.includes('80/UDP'), `west 80/UDP accepted=${String(westAccepted)}, imported ${imported.join(', ')}`);
   });
 });
