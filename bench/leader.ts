@@ -81,6 +81,9 @@ function serviceExport(clusterID: string, service: string): ResourceExport {
   };
 }
 
+/** Set once the bench ends: watches are not reopened against a control plane being stopped. */
+const tearingDown = { now: false };
+
 /** The IPs of an Endpoints import, as one sorted string. */
 function ipsOf(ri: ResourceImport): string[] {
   return (ri.spec?.endpoints?.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip));
@@ -102,15 +105,14 @@ function importWatcher(kc: KubeConfig, namespace: string) {
   };
   // A watch the apiserver ends (its timeout, an error) is opened again at once: its initial
   // events bring the current state, so nothing written meanwhile is missed.
-  let stopped = false;
   const start = async (): Promise<void> => {
+    if (tearingDown.now) return;
     await new Watch(kc).watch(`/apis/${group}/v1alpha1/namespaces/${namespace}/resourceimports`, {}, (phase, obj) => { onEvent(phase, obj as ResourceImport); }, () => {
-      if (!stopped) void start().catch(() => { setTimeout(() => { void start(); }, 500); });
+      if (!tearingDown.now) void start().catch(() => { setTimeout(() => { void start().catch(() => undefined); }, 500); });
     });
   };
   return {
     start,
-    stop: () => { stopped = true; },
     /** The last copy of import `name` the watch delivered. */
     latest: (name: string) => latest.get(name),
     /** A promise for `ip` to appear in import `name`; register before writing. */
@@ -337,6 +339,9 @@ current-context: c
   beating.on = false;
   await beats;
 } finally {
+  tearingDown.now = true;
   await stopLeaderProcess();
   await leader.stop();
+  // The watches' sockets would keep the process alive.
+  process.exit(process.exitCode ?? 0);
 }
