@@ -98,6 +98,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
       else if (event.type === 'conditions') metrics?.setConnected(name, target.leaderClusterID, event.status.ready.status === 'True');
     },
     onClusterSetGone: (name) => metrics?.forget(name),
+    onTokenExpiry: (name, leader, expiresAtMs) => metrics?.setTokenExpiry(name, leader, expiresAtMs),
   });
   await imports.start();
   await exports.start();

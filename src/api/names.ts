@@ -20,3 +20,25 @@ export function isDnsLabel(value: unknown): value is string {
 export function isDnsSubdomain(value: unknown): value is string {
   return typeof value === 'string' && value.length <= DNS_SUBDOMAIN_MAX_LENGTH && DNS_SUBDOMAIN.test(value);
 }
+
+/**
+ * The one cluster-ID grammar (README, "Cluster IDs"), shared by the member's ClusterSet spec,
+ * `leader create-member-token`, the leader's ServiceAccount → cluster-ID map and the admission
+ * policies: a DNS-1123 label. An ID is embedded in object names (`member-announce-from-<id>`,
+ * `<id>-<ns>-<name>-service`) and Antrea's leader requires a label, so dots are refused.
+ */
+export const CLUSTER_ID_RULE = "a cluster ID is a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (no dots)";
+
+export function isClusterId(value: unknown): value is string {
+  return isDnsLabel(value);
+}
+
+/** Why `value` is not a cluster ID, in the same words everywhere; undefined when it is one. */
+export function clusterIdProblem(value: unknown): string | undefined {
+  return isClusterId(value) ? undefined : `cluster ID ${JSON.stringify(value)} is not valid: ${CLUSTER_ID_RULE}`;
+}
+
+/** Whether two cluster IDs form a dash-prefix pair (`east`, `east-1`): their export names can collide. */
+export function dashPrefixPair(a: string, b: string): boolean {
+  return a !== b && (a.startsWith(`${b}-`) || b.startsWith(`${a}-`));
+}

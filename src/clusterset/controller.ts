@@ -62,6 +62,8 @@ export interface ClusterSetControllerOptions {
   readonly onAreaEvent?: (clusterSet: string, target: LeaderTarget, event: AreaEvent) => void;
   /** A ClusterSet is gone for good (left, or its leader changed). */
   readonly onClusterSetGone?: (clusterSet: string) => void;
+  /** The leader token a ClusterSet's Secret holds now expires at `expiresAtMs` (undefined: unknown or no token). */
+  readonly onTokenExpiry?: (clusterSet: string, leaderClusterID: string, expiresAtMs: number | undefined) => void;
   readonly events?: EventRecorder;
   readonly createApi?: (credentials: Parameters<typeof createLeaderApi>[0], namespace: string) => LeaderApi;
   /** The client budget of each leader API client (apiClient.leaderQPS/leaderBurst). @default no limit */
@@ -277,7 +279,9 @@ export class ClusterSetController {
   /** The leader credentials the target's Secret holds now (from the informer cache), or why there are none. */
   private credentialsFor(target: LeaderTarget): ReturnType<typeof credentialsFromSecret> {
     const secret = this.secrets.get(target.secretName, this.options.namespace);
-    return credentialsFromSecret(target.server, { namespace: this.options.namespace, name: target.secretName }, secret);
+    const result = credentialsFromSecret(target.server, { namespace: this.options.namespace, name: target.secretName }, secret);
+    this.options.onTokenExpiry?.(target.clusterSetID, target.leaderClusterID, result.ok ? result.credentials.expiresAtMs : undefined);
+    return result;
   }
 
   private createArea(clusterSet: ClusterSet, target: LeaderTarget, log: ControllerLogger): RemoteCommonArea {

@@ -1,5 +1,5 @@
 // Validation of a ClusterSet spec, and the identity of the leader it names. Pure.
-import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
+import { clusterIdProblem, isClusterId, isDnsLabel } from '../api/names.js';
 import type { ClusterSet } from '../api/types.js';
 
 export interface LeaderTarget {
@@ -23,7 +23,7 @@ export function leaderTarget(clusterSet: ClusterSet): SpecResult {
   const leaderNamespace = spec?.namespace ?? '';
   // Cluster IDs end up in object names on the leader (member-announce-from-<id>).
   if (!localClusterID) problems.push('spec.clusterID is empty: set it to this member cluster\'s ID');
-  else if (!isDnsSubdomain(localClusterID)) problems.push(`spec.clusterID ${JSON.stringify(localClusterID)} must be a lower-case DNS subdomain`);
+  else if (!isClusterId(localClusterID)) problems.push(`spec.clusterID: ${clusterIdProblem(localClusterID) ?? ''}`);
   if (leaders.length !== 1) problems.push(`spec.leaders must list exactly one leader, found ${String(leaders.length)}`);
   if (leader) {
     if (!leader.clusterID) problems.push('spec.leaders[0].clusterID is empty: set it to the leader cluster\'s ID');

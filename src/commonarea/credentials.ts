@@ -15,6 +15,24 @@ export interface LeaderCredentials {
   readonly token: string;
   /** Digest of server + CA + token: tells a rotation from a no-op resync without keeping copies around. */
   readonly fingerprint: string;
+  /** When the token expires (ms since epoch), from its JWT `exp` claim; undefined for a token without one. */
+  readonly expiresAtMs?: number;
+}
+
+/**
+ * The `exp` claim of a JWT (a ServiceAccount token), in ms since epoch; undefined when the token
+ * is not a JWT or has no expiry (a legacy Secret-based token). Read, not verified: only the
+ * leader can verify it, and this only says when to rotate.
+ */
+export function tokenExpiresAtMs(token: string): number | undefined {
+  const payload = token.split('.')[1];
+  if (payload === undefined || token.split('.').length !== 3) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof claims.exp === 'number' && Number.isFinite(claims.exp) ? claims.exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export type CredentialsResult = { readonly ok: true; readonly credentials: LeaderCredentials } | { readonly ok: false; readonly failure: Failure };
@@ -64,5 +82,6 @@ export function credentialsFromSecret(server: string, secretRef: { namespace: st
     return { ok: false, failure: failure(FailureReason.SecretInvalid, `${where} key ${TOKEN_KEY} is empty or contains whitespace`, true) };
   }
   const fingerprint = createHash('sha256').update(server).update('\0').update(caPem).update('\0').update(token).digest('hex');
-  return { ok: true, credentials: { server, caPem, token, fingerprint } };
+  const expiresAtMs = tokenExpiresAtMs(token);
+  return { ok: true, credentials: { server, caPem, token, fingerprint, ...(expiresAtMs === undefined ? {} : { expiresAtMs }) } };
 }

@@ -147,6 +147,7 @@ export class RemoteCommonArea {
       const previous = this.api;
       this.api = this.options.createApi(result.credentials, this.options.leaderNamespace);
       this.credentialsFingerprint = result.credentials.fingerprint;
+      this.conditions.setTokenExpiry(result.credentials.expiresAtMs);
       this.configProblem = undefined;
       this.options.logger.info(rotated ? 'leader credentials rotated' : 'leader credentials loaded', { server: result.credentials.server });
       if (previous) this.retire(previous);

@@ -52,6 +52,8 @@ export const READY = 'Ready';
 /** How often lastHeartbeatTime advances while beats succeed. */
 export const HEARTBEAT_TIME_PERIOD_MS = 60_000;
 export const IS_LEADER = 'IsLeader';
+/** Ready's message warns of the leader token's expiry this long before it. */
+export const TOKEN_WARNING_MS = 7 * 24 * 3600 * 1000;
 
 export class LeaderConditions {
   private readonly threshold: number;
@@ -62,6 +64,7 @@ export class LeaderConditions {
   private isLeader: Condition;
   private failures = 0;
   private lastHeartbeatTime: string | undefined;
+  private tokenExpiresAtMs: number | undefined;
 
   constructor(options: LeaderConditionsOptions) {
     if (!Number.isInteger(options.failureThreshold) || options.failureThreshold < 1) {
@@ -87,7 +90,7 @@ export class LeaderConditions {
     if (Number.isNaN(previous) || this.ready.status !== 'True' || now.getTime() - previous >= this.heartbeatTimePeriodMs) {
       this.lastHeartbeatTime = rfc3339(now);
     }
-    this.ready = this.transition(this.ready, 'True', 'Connected', `Heartbeat accepted by leader cluster ${this.leaderClusterID}`);
+    this.ready = this.transition(this.ready, 'True', 'Connected', `Heartbeat accepted by leader cluster ${this.leaderClusterID}${this.tokenWarning(now.getTime())}`);
     this.isLeader = this.transition(this.isLeader, 'True', 'LeaderAccepted', `Cluster ${this.leaderClusterID} is the leader of this member`);
     return !sameSnapshot(before, this.snapshot());
   }
@@ -101,6 +104,19 @@ export class LeaderConditions {
       this.ready = this.transition(this.ready, 'False', failure.reason, failure.message);
     }
     return !sameSnapshot(before, this.snapshot());
+  }
+
+  /** When the leader token expires (ms since epoch), for the Ready message; undefined: no expiry known. */
+  setTokenExpiry(expiresAtMs: number | undefined): void {
+    this.tokenExpiresAtMs = expiresAtMs;
+  }
+
+  /** A suffix for the Ready message when the token expires within TOKEN_WARNING_MS (stable: the date, not a countdown). */
+  private tokenWarning(nowMs: number): string {
+    const at = this.tokenExpiresAtMs;
+    if (at === undefined || at - nowMs >= TOKEN_WARNING_MS) return '';
+    return `; the leader token expires at ${new Date(at).toISOString()}: issue a new one on the leader with ` +
+      "'clusterset-agent leader create-member-token' and apply the Secret here";
   }
 
   get connected(): boolean {

@@ -407,6 +407,13 @@ const leader = z.strictObject({
     notes: "`leader run` only: a Disconnected member's announce and exports are deleted after this",
     notInChart: LEADER_ONLY,
   }),
+  // Five minutes: orphans left by a crash or a stripped finalizer are gone well before anyone looks.
+  sweepIntervalSeconds: field(z.int().min(1).default(300), {
+    env: 'CSA_LEADER_SWEEP_INTERVAL_SECONDS',
+    description: 'Seconds between sweeps (also one at start) of leader-labelled ResourceImports that no export feeds and of ResourceExports whose member has no announce.',
+    notes: '`leader run` only: how often orphaned imports and exports are swept',
+    notInChart: LEADER_ONLY,
+  }),
 });
 
 /**

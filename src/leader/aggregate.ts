@@ -296,3 +296,19 @@ function planEndpoints(key: string, endpointExports: readonly ResourceExport[], 
   // Which cluster each run of subsets came from, for the members' EndpointSlices (source-cluster label).
   return { name: key, spec, verdicts, ...(spec !== undefined && { annotations: { [ENDPOINT_SOURCES_ANNOTATION]: sources.join(',') } }) };
 }
+
+/**
+ * The leader's verdicts as the exports carry them: `Succeeded` accepted, `Failure` (Antrea's
+ * shape: status False) refused, neither pending. Exports being withdrawn are not counted.
+ */
+export function countVerdicts(exports: readonly ResourceExport[]): { accepted: number; refused: number; pending: number } {
+  const counts = { accepted: 0, refused: 0, pending: 0 };
+  for (const re of exports) {
+    if (isDeleting(re)) continue;
+    const condition = re.status?.conditions?.[0];
+    if (condition?.type === 'Failure') counts.refused++;
+    else if (condition?.type === 'Succeeded' && condition.status === 'True') counts.accepted++;
+    else counts.pending++;
+  }
+  return counts;
+}

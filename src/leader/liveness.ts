@@ -41,9 +41,19 @@ export function lastBeatOf(announce: MemberClusterAnnounce): number | undefined 
   return Number.isNaN(t) ? undefined : t;
 }
 
+/** When the announce was created (ms since epoch), undefined when unknown. */
+function createdAt(announce: MemberClusterAnnounce): number | undefined {
+  const raw = announce.metadata?.creationTimestamp as unknown;
+  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
 export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, timeoutMs: number): MemberLiveness {
   const clusterID = announce.clusterID ?? '';
-  const lastBeat = lastBeatOf(announce);
+  // No touch-ts at all: a fresh announce (Antrea's member creates it without one), counted from
+  // its creation as Antrea's leader does. A malformed one is the member's mistake and said so.
+  const stamped = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION] !== undefined;
+  const lastBeat = stamped ? lastBeatOf(announce) : createdAt(announce);
   if (lastBeat === undefined) {
     return {
       clusterID, ready: false, expiresAt: undefined, lastBeat,

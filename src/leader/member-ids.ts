@@ -5,7 +5,7 @@
 // The two reserved keys contain capitals, which no ServiceAccount name can. Pure.
 import type { V1ServiceAccount } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION, type ClusterSet } from '../api/types.js';
-import { isDnsLabel } from '../api/names.js';
+import { clusterIdProblem, dashPrefixPair } from '../api/names.js';
 import { leaderProblem } from './liveness.js';
 
 export const MEMBER_IDS_CLUSTERSET_KEY = 'ClusterSetID';
@@ -25,8 +25,9 @@ export function memberIdsData(serviceAccounts: readonly V1ServiceAccount[], clus
     const name = sa.metadata?.name ?? '';
     const id = sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
     if (id === undefined || name === '') continue;
-    if (!isDnsLabel(id)) {
-      problems.push(`ServiceAccount ${name}: annotation ${CLUSTER_ID_ANNOTATION}=${JSON.stringify(id)} is not a valid cluster ID (a DNS-1123 label); its writes are denied`);
+    const problem = clusterIdProblem(id);
+    if (problem !== undefined) {
+      problems.push(`ServiceAccount ${name}: annotation ${CLUSTER_ID_ANNOTATION}: ${problem}; its writes are denied`);
       continue;
     }
     bySA.set(name, id);
@@ -38,6 +39,20 @@ export function memberIdsData(serviceAccounts: readonly V1ServiceAccount[], clus
     problems.push(`ServiceAccounts ${names.sort().join(', ')} all claim cluster ID ${id}: their writes are denied until only one carries it`);
     for (const name of names) bySA.delete(name);
   }
+  // Two IDs forming a dash-prefix pair (east, east-1) derive colliding export names: neither is admitted.
+  const ids = [...new Set(bySA.values())].sort();
+  const paired = new Set<string>();
+  for (const a of ids) {
+    for (const b of ids) {
+      if (a >= b || !dashPrefixPair(a, b)) continue;
+      const saOf = (id: string) => [...bySA].filter(([, v]) => v === id).map(([k]) => k).join(', ');
+      problems.push(`cluster IDs ${a} (ServiceAccount ${saOf(a)}) and ${b} (ServiceAccount ${saOf(b)}) form a dash-prefix pair, so their export names collide: ` +
+        'the writes of both are denied until one of them gets another ID');
+      paired.add(a);
+      paired.add(b);
+    }
+  }
+  for (const [name, id] of [...bySA]) if (paired.has(id)) bySA.delete(name);
   const data: Record<string, string> = Object.fromEntries([...bySA].sort(([a], [b]) => a.localeCompare(b)));
   const valid = clusterSets.filter((cs) => leaderProblem(cs) === undefined && cs.metadata?.deletionTimestamp == null);
   if (valid.length === 1) {

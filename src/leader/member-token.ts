@@ -24,12 +24,13 @@
 // at admission.
 import { readFileSync } from 'node:fs';
 import {
-  CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
+  AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
+  type V1ValidatingAdmissionPolicy,
 } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
-import { isDnsLabel, isDnsSubdomain } from '../api/names.js';
-import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, MEMBER_ANNOUNCE_PREFIX } from '../api/types.js';
+import { clusterIdProblem, dashPrefixPair, isDnsLabel, isDnsSubdomain } from '../api/names.js';
+import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../api/types.js';
 import { describeOption, EXIT_USAGE, runCommand, valueNotAFlag, type CommandIO, type ExitStatus } from '../cli/command.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
@@ -45,7 +46,7 @@ export const MIN_TOKEN_DURATION_SECONDS = 600;
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'clusterset-agent' };
 
 export interface MemberTokenOptions {
-  /** The member's cluster ID (its ClusterSet `spec.clusterID`). A DNS-1123 subdomain. */
+  /** The member's cluster ID (its ClusterSet `spec.clusterID`): a DNS-1123 label (`CLUSTER_ID_RULE`). */
   readonly memberId: string;
   /** Leader namespace. Default `antrea-multicluster`. */
   readonly namespace?: string;
@@ -130,6 +131,44 @@ export function leaderCaPem(kc: KubeConfig): string {
   return pem.endsWith('\n') ? pem : `${pem}\n`;
 }
 
+/**
+ * ServiceAccount names no member may be given: the leader namespace's `default`, Antrea's leader
+ * controller and agent (exempt from admission in Antrea's own webhooks), and ≤ v2.6's shared
+ * member account.
+ */
+export const RESERVED_SERVICE_ACCOUNTS: readonly string[] = ['default', 'antrea-mc-controller', 'antrea-agent', 'antrea-mc-member-access-sa'];
+
+function checkReservedName(serviceAccount: string): void {
+  if (RESERVED_SERVICE_ACCOUNTS.includes(serviceAccount)) {
+    throw new MemberTokenError(`ServiceAccount name ${JSON.stringify(serviceAccount)} is reserved (${RESERVED_SERVICE_ACCOUNTS.join(', ')}): ` +
+      'a leader controller runs under it, and its token could act for every member. Choose another --service-account.');
+  }
+}
+
+/**
+ * ServiceAccounts of `namespace` that this chart's admission policies exempt, read from the
+ * policies themselves (their `system:serviceaccount:<ns>:<name>` literals). Empty when there are
+ * none or they cannot be read (the caller is not allowed to: then only the reserved names guard).
+ */
+async function exemptServiceAccounts(kc: KubeConfig, namespace: string): Promise<Set<string>> {
+  const names = new Set<string>();
+  let policies: V1ValidatingAdmissionPolicy[];
+  try {
+    policies = (await kc.makeApiClient(AdmissionregistrationV1Api).listValidatingAdmissionPolicy()).items;
+  } catch (err) {
+    if (httpStatus(err) === 403 || httpStatus(err) === 404) return names;
+    throw err;
+  }
+  const literal = new RegExp(`'system:serviceaccount:${namespace}:([a-z0-9.-]+)'`, 'g');
+  for (const policy of policies) {
+    if (!(policy.metadata?.name ?? '').startsWith('clusterset-agent-')) continue;
+    for (const condition of policy.spec?.matchConditions ?? []) {
+      for (const match of condition.expression.matchAll(literal)) names.add(match[1] ?? '');
+    }
+  }
+  return names;
+}
+
 function clusterIdOf(sa: V1ServiceAccount): string | undefined {
   return sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
 }
@@ -156,7 +195,7 @@ function checkServiceAccounts(accounts: readonly V1ServiceAccount[], namespace: 
       throw new MemberTokenError(`member ${JSON.stringify(memberId)} already has ServiceAccount ${namespace}/${name} (${CLUSTER_ID_ANNOTATION}=${id}); ` +
         `a cluster ID must belong to one ServiceAccount. Run again with --service-account ${name} to issue a new token for it.`);
     }
-    if (id.startsWith(`${memberId}-`) || memberId.startsWith(`${id}-`)) {
+    if (dashPrefixPair(id, memberId)) {
       throw new MemberTokenError(`cluster ID ${JSON.stringify(memberId)} and member ${JSON.stringify(id)} (ServiceAccount ${namespace}/${name}) differ only by a dash suffix; ` +
         'Antrea leaders (v2.7+) reject announces from such pairs. Choose another member ID.');
     }
@@ -177,8 +216,10 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   const secretName = options.secretName ?? DEFAULT_SECRET_NAME;
   const memberNamespace = options.memberNamespace ?? DEFAULT_MEMBER_NAMESPACE;
   const durationSeconds = options.durationSeconds ?? DEFAULT_TOKEN_DURATION_SECONDS;
-  // The announce is named member-announce-from-<id>, and must itself be a valid name.
-  checkSubdomain('member ID', memberId, 253 - MEMBER_ANNOUNCE_PREFIX.length);
+  // One grammar for cluster IDs everywhere (the member spec, the leader's ID map, admission).
+  const idProblem = clusterIdProblem(memberId);
+  if (idProblem !== undefined) throw new MemberTokenError(`member ${idProblem}; no token was issued`);
+  checkReservedName(serviceAccount);
   checkLabel('leader namespace', namespace);
   checkSubdomain('ServiceAccount name', serviceAccount);
   checkSubdomain('Secret name', secretName);
@@ -202,6 +243,11 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   }
 
   // 1. ServiceAccount: every check before the first write.
+  const exempt = await exemptServiceAccounts(kc, namespace);
+  if (exempt.has(serviceAccount)) {
+    throw new MemberTokenError(`ServiceAccount ${namespace}/${serviceAccount} is exempt from the leader's admission policies (a leader controller's identity): ` +
+      'a member token for it could write any member\'s announce and exports. Choose another --service-account.');
+  }
   const accounts = (await core.listNamespacedServiceAccount({ namespace })).items;
   let existing = checkServiceAccounts(accounts, namespace, serviceAccount, memberId);
   if (existing === undefined) {

@@ -14,6 +14,7 @@ export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): P
       namespace: config.leader.namespace ?? config.namespace,
       memberTimeoutMs: config.leader.memberTimeoutSeconds * 1000,
       staleMemberMs: config.leader.staleMemberSeconds * 1000,
+      sweepIntervalMs: config.leader.sweepIntervalSeconds * 1000,
       logger,
       events,
       metrics,

@@ -7,6 +7,7 @@
 // | clusterset_agent_heartbeat_failures_total        | counter   | clusterset, leader, reason  |
 // | clusterset_agent_leader_connected                | gauge     | clusterset, leader (1 / 0)  |
 // | clusterset_agent_seconds_since_last_heartbeat    | gauge     | clusterset, leader          |
+// | clusterset_agent_leader_token_expiry_seconds     | gauge     | clusterset, leader          |
 // | clusterset_agent_imports_total                   | counter   | clusterset, kind, outcome   |
 // | clusterset_agent_import_rejections_total         | counter   | clusterset, rule            |
 // | clusterset_agent_is_leader                       | gauge     | (none)                      |
@@ -41,6 +42,13 @@ export interface AgentMetricsOptions {
   readonly defaultMetrics?: boolean;
 }
 
+/** leader run: ResourceExports by the leader's verdict. */
+export interface LeaderExportCounts {
+  readonly accepted: number;
+  readonly refused: number;
+  readonly pending: number;
+}
+
 /** Reason used when a failed beat is reported without one. */
 export const UNKNOWN_REASON = 'Unknown';
 
@@ -59,9 +67,11 @@ export class AgentMetrics {
   readonly #isLeader: Gauge;
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
-  readonly #leaderExports: Gauge<'verdict'>;
+  #leaderExportsSource: (() => LeaderExportCounts) | undefined;
   readonly #aggregationErrors: Counter<'reason'>;
   #connectionStats: ConnectionStats | undefined;
+  /** clusterSet -> leader -> epoch ms when its leader token expires. */
+  readonly #tokenExpiry = new Map<string, Map<string, number>>();
   /** clusterSet -> leader -> epoch ms of the last successful beat. */
   readonly #lastBeat = new Map<string, Map<string, number>>();
   /**
@@ -96,6 +106,21 @@ export class AgentMetrics {
     });
     const lastBeat = this.#lastBeat;
     const now = this.#now;
+    const tokenExpiry = this.#tokenExpiry;
+    // Computed at scrape time, like seconds_since_last_heartbeat: an alert needs no other clock.
+    new Gauge<LeaderLabel>({
+      name: `${PREFIX}leader_token_expiry_seconds`,
+      help: 'Seconds until the leader token (the ClusterSet Secret\'s token, its JWT exp claim) expires; negative once expired; absent for a token without expiry.',
+      labelNames: ['clusterset', 'leader'] as const,
+      registers,
+      collect() {
+        const at = now();
+        this.reset();
+        for (const [clusterset, leaders] of tokenExpiry) {
+          for (const [leader, when] of leaders) this.set({ clusterset, leader }, (when - at) / 1000);
+        }
+      },
+    });
     // Registered and read only through the registry: its value is computed in collect().
     new Gauge<LeaderLabel>({
       name: `${PREFIX}seconds_since_last_heartbeat`,
@@ -134,11 +159,18 @@ export class AgentMetrics {
       labelNames: ['clusterset', 'state'] as const,
       registers,
     });
-    this.#leaderExports = new Gauge({
+    const leaderExports = () => this.#leaderExportsSource?.();
+    // Counted from the leader's cache when scraped: no bookkeeping on every verdict.
+    new Gauge({
       name: `${PREFIX}leader_exports`,
       help: 'leader run: ResourceExports in the leader namespace by the leader\'s verdict (accepted|refused|pending).',
       labelNames: ['verdict'] as const,
       registers,
+      collect() {
+        const counts = leaderExports();
+        if (counts === undefined) return;
+        for (const verdict of ['accepted', 'refused', 'pending'] as const) this.set({ verdict }, counts[verdict]);
+      },
     });
     this.#aggregationErrors = new Counter({
       name: `${PREFIX}leader_aggregation_errors_total`,
@@ -252,9 +284,9 @@ export class AgentMetrics {
     }
   }
 
-  /** leader run: how many ResourceExports the leader accepted, refused, or has not judged yet. */
-  setLeaderExports(counts: { readonly accepted: number; readonly refused: number; readonly pending: number }): void {
-    for (const verdict of ['accepted', 'refused', 'pending'] as const) this.#leaderExports.set({ verdict }, counts[verdict]);
+  /** leader run: where to read, when scraped, how many ResourceExports the leader accepted, refused, or has not judged yet. */
+  leaderExportsFrom(source: () => LeaderExportCounts): void {
+    this.#leaderExportsSource = source;
   }
 
   /** leader run: an import could not be written (API error); `reason` as the error classifier names it. */
@@ -267,9 +299,24 @@ export class AgentMetrics {
     this.#leaderWrites.inc({ resource, verb });
   }
 
+  /** The ClusterSet's leader token expires at `expiresAtMs` (undefined: no expiry known). */
+  setTokenExpiry(clusterSet: string, leader: string, expiresAtMs: number | undefined): void {
+    let leaders = this.#tokenExpiry.get(clusterSet);
+    if (expiresAtMs === undefined) {
+      leaders?.delete(leader);
+      return;
+    }
+    if (leaders === undefined) {
+      leaders = new Map();
+      this.#tokenExpiry.set(clusterSet, leaders);
+    }
+    leaders.set(leader, expiresAtMs);
+  }
+
   /** Drops every series labelled with `clusterSet` (the ClusterSet was deleted). */
   forget(clusterSet: string): void {
     this.#lastBeat.delete(clusterSet);
+    this.#tokenExpiry.delete(clusterSet);
     const metrics = this.#series.get(clusterSet);
     if (metrics === undefined) return;
     for (const [metric, labelSets] of metrics) {

@@ -59,8 +59,11 @@ export async function createServiceAccountWithRole(kc: KubeConfig, access: Servi
   });
 }
 
-/** Issues a bound token through the TokenRequest API (no controller-manager needed). */
-export async function issueToken(kc: KubeConfig, namespace: string, serviceAccount: string, expirationSeconds = 3600): Promise<string> {
+/**
+ * Issues a bound token through the TokenRequest API (no controller-manager needed). Thirty days
+ * by default: past the 7 days from which a member's Ready message warns of the expiry.
+ */
+export async function issueToken(kc: KubeConfig, namespace: string, serviceAccount: string, expirationSeconds = 30 * 86_400): Promise<string> {
   const res = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
     namespace, name: serviceAccount, body: { spec: { audiences: [], expirationSeconds } },
   });

@@ -510,9 +510,10 @@ async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   m.recordRejection('cs', 'deniedNamespace');
   m.setElected(true);
   m.setLeaderMembers('cs', 1, 2);
-  m.setLeaderExports({ accepted: 2, refused: 1, pending: 0 });
+  m.leaderExportsFrom(() => ({ accepted: 2, refused: 1, pending: 0 }));
   m.recordAggregationError('Conflict');
   m.recordLeaderWrite('resourceimports', 'create');
+  m.setTokenExpiry('cs', 'leader', Date.now() + 3600_000);
   const names = new Map<string, Set<string>>();
   for (const sample of parseMetrics(await m.metrics())) {
     const labels = names.get(sample.name) ?? new Set<string>();
@@ -615,7 +616,7 @@ describe('Helm chart: metrics Service, monitors, alerts and anti-affinity', () =
     assert.equal(rule.apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(rule.metadata.namespace, RELEASE_NS);
     const rules = rule.spec.groups.flatMap((g) => g.rules);
-    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetLeaderDisconnected', 'ClusterSetHeartbeatStale', 'ClusterSetHeartbeatFailures', 'ClusterSetImportRejections']);
+    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetLeaderDisconnected', 'ClusterSetHeartbeatStale', 'ClusterSetLeaderTokenExpiring', 'ClusterSetHeartbeatFailures', 'ClusterSetImportRejections']);
 
     const exported = await exportedMetrics();
     const used = new Set<string>();
@@ -638,11 +639,12 @@ describe('Helm chart: metrics Service, monitors, alerts and anti-affinity', () =
       // Prometheus' own templating survives Helm's.
       assert.match(r.annotations['summary'] ?? '', /\{\{ \$labels\.clusterset \}\}/);
     }
-    for (const metric of ['clusterset_agent_leader_connected', 'clusterset_agent_heartbeat_failures_total', 'clusterset_agent_import_rejections_total']) {
+    for (const metric of ['clusterset_agent_leader_connected', 'clusterset_agent_heartbeat_failures_total', 'clusterset_agent_import_rejections_total', 'clusterset_agent_leader_token_expiry_seconds']) {
       assert.ok(used.has(metric), `an alert watches ${metric}`);
     }
     const byName = new Map(rules.map((r) => [r.alert, r]));
     assert.equal(byName.get('ClusterSetLeaderDisconnected')?.for, '2m');
+    assert.match(byName.get('ClusterSetLeaderTokenExpiring')?.expr ?? '', /clusterset_agent_leader_token_expiry_seconds\{namespace="clusterset-agent"\}\) < 604800$/);
     assert.match(byName.get('ClusterSetHeartbeatFailures')?.expr ?? '', /\[30m\]\)\) >= 5\)/);
     assert.match(byName.get('ClusterSetImportRejections')?.expr ?? '', /\[15m\]\)\) >= 1\)/);
     // A counter series that first appears inside the window (increase() cannot see its first increments) also fires.

@@ -148,7 +148,12 @@ describe('leader ResourceExport admission policy (chart, mode=leader)', () => {
   onFailureShowLogs(() => [leader]);
 
   it('renders the policy and its binding in mode=leader only, and they become active once applied', async () => {
-    const rendered = await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--show-only', 'templates/leader-admission.yaml']);
+    // Antrea's leader controller runs here (leader.controller.enabled=false): its antrea-mc-controller is exempt.
+    const rendered = await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--set', 'leader.controller.enabled=false', '--show-only', 'templates/leader-admission.yaml']);
+    assert.match(rendered, /'system:serviceaccount:antrea-multicluster:antrea-mc-controller'/);
+    // With this project's leader running, no member-side name is exempt by default.
+    const ours = await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--show-only', 'templates/leader-admission.yaml']);
+    assert.doesNotMatch(ours, /antrea-mc-controller/);
     const docs = parseAllDocuments(rendered).map((d) => d.toJS() as { kind: string; metadata: { name: string } } | null).filter((d) => d !== null);
     assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.name}`), [`ValidatingAdmissionPolicy/${POLICY_NAME}`, `ValidatingAdmissionPolicyBinding/${POLICY_NAME}`]);
     const memberMode = await helmTemplate(['csa', CHART, '--namespace', 'clusterset-agent']);

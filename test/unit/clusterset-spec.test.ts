@@ -26,7 +26,10 @@ describe('leaderTarget()', () => {
   it('rejects IDs that cannot be part of an object name', () => {
     const r = leaderTarget(cs({ ...good, clusterID: 'East_1' }));
     assert.ok(!r.ok);
-    assert.match(r.message, /DNS subdomain/);
+    assert.match(r.message, /cluster ID "East_1" is not valid: a cluster ID is a DNS-1123 label/);
+    const dotted = leaderTarget(cs({ ...good, clusterID: 'east.example' }));
+    assert.ok(!dotted.ok);
+    assert.match(dotted.message, /spec\.clusterID: cluster ID "east\.example" is not valid: a cluster ID is a DNS-1123 label.*\(no dots\)/);
   });
 
   it('treats a new server URL or Secret as the same leader (a rotation), a new leader ID as a change', () => {

@@ -113,12 +113,12 @@ describe('loadConfig() defaults', () => {
       resyncSeconds: 600,
     });
     assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
-    assert.deepEqual(cfg.leader, { memberTimeoutSeconds: 30, staleMemberSeconds: 86400 });
+    assert.deepEqual(cfg.leader, { memberTimeoutSeconds: 30, staleMemberSeconds: 86400, sweepIntervalSeconds: 300 });
   });
 
   it('reads the leader section and rejects a stale period shorter than the member timeout', () => {
     const cfg = load({ file: 'leader:\n  namespace: antrea-multicluster\n  memberTimeoutSeconds: 20\n', env: { CSA_LEADER_STALE_MEMBER_SECONDS: '60' } });
-    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 20, staleMemberSeconds: 60 });
+    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 20, staleMemberSeconds: 60, sweepIntervalSeconds: 300 });
     assertOneProblem({ env: { CSA_LEADER_MEMBER_TIMEOUT: '120', CSA_LEADER_STALE_MEMBER_SECONDS: '60' } }, /^leader\.staleMemberSeconds=60 \(from env CSA_LEADER_STALE_MEMBER_SECONDS\): must be at least leader\.memberTimeoutSeconds/);
     assertOneProblem({ file: 'leader:\n  namespace: Not_A_Label\n' }, /^leader\.namespace="Not_A_Label" .*DNS-1123 label/);
   });
@@ -739,6 +739,7 @@ describe('documented environment variables and flags', () => {
     ['CSA_LEADER_NAMESPACE', 'antrea-multicluster', (c) => c.leader.namespace, 'antrea-multicluster'],
     ['CSA_LEADER_MEMBER_TIMEOUT', '20', (c) => c.leader.memberTimeoutSeconds, 20],
     ['CSA_LEADER_STALE_MEMBER_SECONDS', '3600', (c) => c.leader.staleMemberSeconds, 3600],
+    ['CSA_LEADER_SWEEP_INTERVAL_SECONDS', '60', (c) => c.leader.sweepIntervalSeconds, 60],
     ['CSA_KUBE_API_QPS', '0', (c) => c.apiClient.qps, 0],
     ['CSA_KUBE_API_BURST', '10', (c) => c.apiClient.burst, 10],
     ['CSA_LEADER_API_QPS', '2.5', (c) => c.apiClient.leaderQPS, 2.5],

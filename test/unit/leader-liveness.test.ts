@@ -100,4 +100,11 @@ describe('memberIdsData', () => {
     assert.match(plan.problems.join('\n'), /ServiceAccounts a, b all claim cluster ID east/);
     assert.match(plan.problems.join('\n'), /2 leader ClusterSets in the namespace \(cs, cs2\)/);
   });
+
+  it('fails closed on a dash-prefix pair, naming both, and on a dotted ID, in the shared cluster-ID words', () => {
+    const plan = memberIdsData([sa('member-east', 'east'), sa('member-east-1', 'east-1'), sa('member-eastern', 'eastern'), sa('dotted', 'a.b')], [leaderCS()]);
+    assert.deepEqual(plan.data, { 'member-eastern': 'eastern', ClusterSetID: 'cs', LeaderClusterID: 'leader' });
+    assert.match(plan.problems.join('\n'), /cluster IDs east \(ServiceAccount member-east\) and east-1 \(ServiceAccount member-east-1\) form a dash-prefix pair/);
+    assert.match(plan.problems.join('\n'), /ServiceAccount dotted: annotation multicluster.antrea.io\/cluster-id: cluster ID "a\.b" is not valid: a cluster ID is a DNS-1123 label/);
+  });
 });

@@ -108,3 +108,26 @@ left out: the agent takes it from POD_NAMESPACE (the downward API).
 {{- end }}
 {{- toYaml $cfg }}
 {{- end }}
+
+{{/*
+ServiceAccounts of leader.namespace the admission policies exempt, one name per line:
+leader.admissionPolicy.exemptServiceAccounts when set; unset (null), Antrea's leader controller
+antrea-mc-controller only when this chart's leader controller is off (Antrea's runs instead),
+and none when `leader run` is on: then no member-side name is exempt by default.
+*/}}
+{{- define "clusterset-agent.exemptServiceAccounts" -}}
+{{- $names := .Values.leader.admissionPolicy.exemptServiceAccounts }}
+{{- if kindIs "invalid" $names }}
+{{- $names = ternary (list) (list "antrea-mc-controller") .Values.leader.controller.enabled }}
+{{- end }}
+{{- join "\n" $names }}
+{{- end }}
+
+{{/*
+CEL: whether the caller, a ServiceAccount of leader.namespace, has a member-ID entry in the
+parameter ConfigMap. Such a ServiceAccount is a member and is never exempt, whatever the list says.
+*/}}
+{{- define "clusterset-agent.callerHasMemberID" -}}
+{{- $saPrefix := printf "system:serviceaccount:%s:" .Values.leader.namespace -}}
+{{- printf "(request.userInfo.username.startsWith('%s') && params.?data[?request.userInfo.username.substring(size('%s'))].hasValue())" $saPrefix $saPrefix -}}
+{{- end }}

@@ -1,0 +1,101 @@
+// Liveness and the leader ClusterSet's status: each member's Ready from its touch-ts, written
+// only when it changes; plus what only a history of beats shows: a timeout too short for a
+// member's beat period (said once per member, with the fix), and a member that flaps (said once,
+// not at every beat).
+import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet, type ClusterStatus, type MemberClusterAnnounce } from '../api/types.js';
+import { sameCanonical } from '../kube/canonical.js';
+import { isNotFound } from '../kube/errors.js';
+import { isDeleting } from './aggregate.js';
+import { BeatPeriods, FlapTracker, timeoutProblem } from './beats.js';
+import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
+import { lastBeatOf, leaderClusterSetStatus, memberLiveness } from './liveness.js';
+import { EXPIRY_SLACK_MS } from './announces.js';
+
+export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
+export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
+
+export class StatusReconciler {
+  readonly #ctx: LeaderContext;
+  readonly #timeoutMs: number;
+  readonly #periods = new BeatPeriods();
+  readonly #flaps: FlapTracker;
+  /** clusterID → the timeout problem last reported for it. */
+  readonly #reported = new Map<string, string>();
+
+  constructor(ctx: LeaderContext, memberTimeoutMs: number) {
+    this.#ctx = ctx;
+    this.#timeoutMs = memberTimeoutMs;
+    // Four transitions within ten timeouts: a member that cannot stay up (or down).
+    this.#flaps = new FlapTracker(10 * memberTimeoutMs);
+  }
+
+  /** An announce event: its touch-ts goes into the member's beat history. */
+  observe(announce: MemberClusterAnnounce, deleted: boolean): void {
+    const clusterID = announce.clusterID ?? '';
+    if (deleted) {
+      this.#periods.forget(clusterID);
+      this.#reported.delete(clusterID);
+      return;
+    }
+    this.#periods.observe(clusterID, lastBeatOf(announce));
+    const problem = timeoutProblem(clusterID, this.#timeoutMs, this.#periods.periodOf(clusterID));
+    if (problem === undefined || this.#reported.get(clusterID) === problem) return;
+    this.#reported.set(clusterID, problem);
+    this.#ctx.log.warn('member timeout too short for a member', { memberClusterID: clusterID, message: problem });
+    this.#ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ctx.ns), 'Warning', REASON_TIMEOUT_TOO_SHORT, problem);
+  }
+
+  async reconcile(): Promise<undefined | { requeueAfterMs: number }> {
+    const ctx = this.#ctx;
+    const now = ctx.now();
+    const announces = ctx.announces.list(ctx.ns).filter((a) => !isDeleting(a));
+    let nextExpiry: number | undefined;
+    for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
+      const members = announces.filter((a) => a.clusterSetID === nameOf(clusterSet)).map((a) => memberLiveness(a, now, this.#timeoutMs));
+      for (const m of members) {
+        if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
+      }
+      const status = leaderClusterSetStatus(clusterSet, members, now);
+      ctx.metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
+      if (sameCanonical(clusterSet.status, status)) continue;
+      this.#logTransitions(clusterSet, status.clusterStatuses ?? [], now);
+      try {
+        await ctx.objects.replaceNamespacedCustomObjectStatus({
+          ...refOf(CLUSTERSET), namespace: ctx.ns, name: nameOf(clusterSet),
+          body: { ...clusterSet, status },
+        });
+        ctx.metrics?.recordLeaderWrite('clustersets', 'status');
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+    }
+    return nextExpiry === undefined ? undefined : { requeueAfterMs: Math.max(0, nextExpiry - now) + EXPIRY_SLACK_MS };
+  }
+
+  #logTransitions(clusterSet: ClusterSet, next: readonly ClusterStatus[], now: number): void {
+    const ctx = this.#ctx;
+    const before = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s.conditions?.[0]?.status]));
+    for (const s of next) {
+      const clusterID = s.clusterID ?? '';
+      const was = before.get(clusterID);
+      const is = s.conditions?.[0]?.status;
+      if (was === is) continue;
+      const fields = { clusterSet: nameOf(clusterSet), memberClusterID: clusterID, ready: is, message: s.conditions?.[0]?.message };
+      // A member's first appearance is not a flap.
+      const report = was === undefined ? { logTransition: true, startedFlapping: false } : this.#flaps.transition(clusterID, now);
+      if (report.startedFlapping) {
+        const period = this.#periods.periodOf(clusterID);
+        const message = `member ${clusterID} keeps turning Connected and Disconnected (4 changes within ${String(Math.round(10 * this.#timeoutMs / 1000))} s)` +
+          (period === undefined ? '' : `; it beats every ${(period / 1000).toFixed(1)} s against a timeout of ${(this.#timeoutMs / 1000).toFixed(1)} s`) +
+          '; further changes are not logged one by one until it is steady';
+        ctx.log.warn('member flapping', { ...fields, message });
+        const announce = ctx.announces.list(ctx.ns).find((a) => a.clusterID === clusterID);
+        if (announce !== undefined) ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, ctx.ns), 'Warning', REASON_MEMBER_FLAPPING, message);
+      }
+      if (!report.logTransition) continue;
+      if (is === 'True') ctx.log.info('member connected', fields);
+      else ctx.log.warn('member disconnected', fields);
+    }
+  }
+}

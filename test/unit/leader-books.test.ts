@@ -1,0 +1,270 @@
+// The leader's pure decisions outside aggregation: its books (which imports it may delete, what
+// a sweep removes), announce handling, ClusterInfo checks, beat periods and flaps.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../src/api/types.js';
+import { decideAnnounce, lastSignOfLife } from '../../src/leader/announce-plan.js';
+import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/beats.js';
+import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/books.js';
+import { cidrsOverlap, clusterInfoVerdicts, parseCidr } from '../../src/leader/clusterinfo-check.js';
+import { ExportIndex } from '../../src/leader/export-index.js';
+import { countVerdicts, planImport } from '../../src/leader/aggregate.js';
+import { memberLiveness } from '../../src/leader/liveness.js';
+
+const T0 = Date.parse('2026-12-02T10:00:00Z');
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+const SPEC: ResourceImportSpec = { name: 'web', namespace: 'ns', kind: 'ServiceImport', serviceImport: { spec: { ports: [{ port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' } } };
+const OWNED = { [MANAGED_BY_LABEL]: MANAGED_BY_LEADER };
+
+function ri(name: string, options: { labels?: Record<string, string>; spec?: ResourceImportSpec; deleting?: boolean } = {}): ResourceImport {
+  return {
+    metadata: { name, ...(options.labels ? { labels: options.labels } : {}), ...(options.deleting ? { deletionTimestamp: at(0) as unknown as Date } : {}) },
+    spec: options.spec ?? SPEC,
+  };
+}
+
+function serviceExport(cluster: string, name: string, createdMs = 0, deleting = false): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-ns-${name}-service`, creationTimestamp: at(createdMs) as unknown as Date, labels: { sourceClusterID: cluster }, ...(deleting ? { deletionTimestamp: at(1) as unknown as Date } : {}) },
+    spec: { clusterID: cluster, name, namespace: 'ns', kind: 'Service', service: { serviceSpec: { ports: [{ port: 80, protocol: 'TCP' }] } } },
+  };
+}
+
+function clusterInfo(cluster: string, createdMs: number, info: { serviceCIDR?: string; podCIDRs?: string[]; gatewayIP?: string }): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-clusterinfo`, creationTimestamp: at(createdMs) as unknown as Date },
+    spec: {
+      clusterID: cluster, name: cluster, namespace: 'kube-system', kind: 'ClusterInfo',
+      clusterInfo: {
+        clusterID: cluster,
+        ...(info.serviceCIDR === undefined ? {} : { serviceCIDR: info.serviceCIDR }),
+        ...(info.podCIDRs === undefined ? {} : { podCIDRs: info.podCIDRs }),
+        ...(info.gatewayIP === undefined ? {} : { gatewayInfos: [{ gatewayIP: info.gatewayIP }] }),
+      },
+    },
+  };
+}
+
+function announce(clusterID: string, options: { touch?: string; created?: string; finalizers?: string[]; deleting?: boolean } = {}): MemberClusterAnnounce {
+  return {
+    metadata: {
+      name: `member-announce-from-${clusterID}`,
+      ...(options.touch === undefined ? {} : { annotations: { 'touch-ts': options.touch } }),
+      ...(options.created === undefined ? {} : { creationTimestamp: options.created as unknown as Date }),
+      ...(options.finalizers === undefined ? {} : { finalizers: options.finalizers }),
+      ...(options.deleting ? { deletionTimestamp: at(0) as unknown as Date } : {}),
+    },
+    clusterID, clusterSetID: 'cs', leaderClusterID: 'leader',
+  };
+}
+
+describe('leader books: import writes', () => {
+  it('deletes an unfed import only when it carries the leader label, whatever the leader remembers', () => {
+    assert.deepEqual(decideImportWrite(ri('k', { labels: OWNED }), undefined), { op: 'delete' });
+    assert.deepEqual(decideImportWrite(ri('k'), undefined), { op: 'none' }, 'a hand-made import is left alone');
+    assert.deepEqual(decideImportWrite(undefined, undefined), { op: 'none' });
+    assert.deepEqual(decideImportWrite(ri('k', { labels: OWNED, deleting: true }), undefined), { op: 'none' });
+  });
+
+  it('creates, updates (also to label an unlabelled one), leaves an identical labelled one, waits on a deleting one', () => {
+    assert.deepEqual(decideImportWrite(undefined, SPEC), { op: 'create', spec: SPEC });
+    assert.deepEqual(decideImportWrite(ri('k', { labels: OWNED }), SPEC), { op: 'none' });
+    assert.deepEqual(decideImportWrite(ri('k'), SPEC), { op: 'update', spec: SPEC });
+    const other = { ...SPEC, name: 'api' };
+    assert.deepEqual(decideImportWrite(ri('k', { labels: OWNED }), other), { op: 'update', spec: other });
+    assert.deepEqual(decideImportWrite(ri('k', { labels: OWNED, deleting: true }), SPEC), { op: 'wait' });
+  });
+
+  it('every import body carries the leader label and keeps the stored metadata', () => {
+    const created = importBody('v', 'ResourceImport', 'k', 'ns', SPEC);
+    assert.deepEqual(created.metadata, { name: 'k', namespace: 'ns', labels: OWNED });
+    const stored = { ...ri('k', { labels: { team: 'a' } }), metadata: { name: 'k', namespace: 'ns', resourceVersion: '7', labels: { team: 'a' } } };
+    assert.deepEqual(importBody('v', 'ResourceImport', 'k', 'ns', SPEC, stored).metadata, { name: 'k', namespace: 'ns', resourceVersion: '7', labels: { team: 'a', ...OWNED } });
+  });
+});
+
+describe('leader books: import annotations and verdict counts', () => {
+  const SOURCES = { 'multicluster.clusterset-agent.io/endpoint-sources': 'east=1,west=1' };
+  it('an import whose annotation differs is updated, and the body carries it beside the stored ones', () => {
+    const stored = { ...ri('k', { labels: OWNED }), metadata: { name: 'k', namespace: 'ns', labels: OWNED, annotations: { keep: 'me' } } };
+    assert.deepEqual(decideImportWrite(stored, SPEC, SOURCES), { op: 'update', spec: SPEC });
+    const annotated = { ...stored, metadata: { ...stored.metadata, annotations: { keep: 'me', ...SOURCES } } };
+    assert.deepEqual(decideImportWrite(annotated, SPEC, SOURCES), { op: 'none' });
+    assert.deepEqual(importBody('v', 'ResourceImport', 'k', 'ns', SPEC, stored, SOURCES).metadata?.annotations, { keep: 'me', ...SOURCES });
+    assert.deepEqual(importBody('v', 'ResourceImport', 'k', 'ns', SPEC, undefined, SOURCES).metadata?.annotations, SOURCES);
+  });
+
+  it('counts exports as accepted (Succeeded), refused (Failure, Antrea\'s status False) or pending, leaving out withdrawn ones', () => {
+    const withStatus = (name: string, conditions: NonNullable<ResourceExport['status']>['conditions'], deleting = false): ResourceExport => ({
+      metadata: { name, ...(deleting ? { deletionTimestamp: at(0) as unknown as Date } : {}) }, ...(conditions === undefined ? {} : { status: { conditions } }),
+    });
+    assert.deepEqual(countVerdicts([
+      withStatus('a', [{ type: 'Succeeded', status: 'True' }]),
+      withStatus('b', [{ type: 'Failure', status: 'False', reason: 'ConvergeFailure' }]),
+      withStatus('c', undefined),
+      withStatus('d', [{ type: 'Failure', status: 'False' }], true),
+    ]), { accepted: 1, refused: 1, pending: 1 });
+  });
+});
+
+describe('leader books: sweeps', () => {
+  it('orphaned imports: labelled, not deleting, fed by no export', () => {
+    const imports = [ri('b', { labels: OWNED }), ri('a', { labels: OWNED }), ri('fed', { labels: OWNED }), ri('hand'), ri('going', { labels: OWNED, deleting: true })];
+    assert.deepEqual(orphanImports(imports, (name) => name === 'fed'), ['a', 'b']);
+  });
+
+  it('orphaned exports: their member has no announce, and they are older than the grace', () => {
+    const exports = [serviceExport('east', 'web', 0), serviceExport('gone', 'web', 0), serviceExport('gone', 'new', 50_000), serviceExport('gone', 'dying', 0, true)];
+    assert.deepEqual(orphanExports(exports, [announce('east')], T0 + 60_000, 30_000), ['gone-ns-web-service']);
+  });
+
+  it('forEachBounded: never more than the limit in flight, every item tried, the first error thrown at the end', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const done: number[] = [];
+    await assert.rejects(forEachBounded([1, 2, 3, 4, 5, 6, 7], 3, async (n) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => { setImmediate(resolve); });
+      inFlight--;
+      done.push(n);
+      if (n === 2 || n === 5) throw new Error(`item ${String(n)}`);
+    }), /item 2/);
+    assert.equal(most, 3);
+    assert.deepEqual(done.sort(), [1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('the export index follows adds, changes and deletes', () => {
+    const index = new ExportIndex();
+    const re = serviceExport('east', 'web');
+    assert.deepEqual(index.update(re, false).sort(), ['ns-web-endpoints', 'ns-web-service']);
+    assert.ok(index.feeds('ns-web-service'));
+    assert.deepEqual(index.exportsOf('ns-web-endpoints'), ['east-ns-web-service']);
+    assert.deepEqual(index.update(re, true).sort(), ['ns-web-endpoints', 'ns-web-service']);
+    assert.equal(index.feeds('ns-web-service'), false);
+  });
+});
+
+describe('leader announces', () => {
+  const fin = 'memberclusterannounce.finalizer.antrea.io/east';
+  it('a deleting announce: collect only that member\'s live exports, then release the finalizer', () => {
+    const exports = [serviceExport('east', 'b'), serviceExport('east', 'a'), serviceExport('east', 'c', 0, true), serviceExport('west', 'a')];
+    assert.deepEqual(decideAnnounce(announce('east', { deleting: true, finalizers: [fin] }), exports, T0, 60_000),
+      { op: 'collect', exports: ['east-ns-a-service', 'east-ns-b-service'], releaseFinalizer: true });
+    assert.deepEqual(decideAnnounce(announce('east', { deleting: true, finalizers: ['other'] }), [], T0, 60_000), { op: 'collect', exports: [], releaseFinalizer: false });
+  });
+
+  it('finalizes a live announce, reaps a stale one, and counts a fresh one without touch-ts from its creation', () => {
+    assert.deepEqual(decideAnnounce(announce('east', { touch: at(0) }), [], T0 + 1000, 60_000), { op: 'finalize', recheckAt: T0 + 60_000 });
+    assert.deepEqual(decideAnnounce(announce('east', { touch: at(0), finalizers: [fin] }), [], T0 + 1000, 60_000), { op: 'none', recheckAt: T0 + 60_000 });
+    assert.deepEqual(decideAnnounce(announce('east', { touch: at(0), finalizers: [fin] }), [], T0 + 60_000, 60_000), { op: 'reap', lastBeat: T0 });
+    assert.equal(lastSignOfLife(announce('east', { created: at(5000) })), T0 + 5000);
+    assert.deepEqual(decideAnnounce(announce('east', { created: at(0) }), [], T0 + 61_000, 60_000), { op: 'reap', lastBeat: T0 });
+  });
+});
+
+describe('leader liveness that fits every member', () => {
+  it('an announce created without touch-ts is Ready from its creation until the timeout', () => {
+    const fresh = announce('east', { created: at(0) });
+    assert.equal(memberLiveness(fresh, T0 + 5_000, 30_000).ready, true);
+    assert.equal(memberLiveness(fresh, T0 + 5_000, 30_000).expiresAt, T0 + 30_000);
+    assert.equal(memberLiveness(fresh, T0 + 30_001, 30_000).ready, false);
+    assert.equal(memberLiveness(announce('east', { created: at(0), touch: 'garbage' }), T0, 30_000).ready, false, 'a malformed touch-ts is still not a beat');
+  });
+
+  it('learns a member\'s beat period from its touch-ts history, ignoring repeats', () => {
+    const beats = new BeatPeriods();
+    beats.observe('antrea', T0);
+    beats.observe('antrea', T0);
+    assert.equal(beats.periodOf('antrea'), undefined);
+    beats.observe('antrea', T0 + 10_000);
+    beats.observe('antrea', T0 + 30_000); // one beat missed: the period is still 10 s
+    assert.equal(beats.periodOf('antrea'), 10_000);
+  });
+
+  it('a timeout within one beat period plus truncation is a problem naming the period and the fix', () => {
+    assert.match(timeoutProblem('antrea', 10_000, 10_000) ?? '', /member antrea beats every 10.0 s, but the member timeout is 10.0 s.*above 12 s/);
+    assert.equal(timeoutProblem('antrea', 11_000, 10_000) !== undefined, true);
+    assert.equal(timeoutProblem('antrea', 30_000, 10_000), undefined);
+    assert.equal(timeoutProblem('ours', 6_000, 2_000), undefined);
+    assert.equal(timeoutProblem('new', 2_000, undefined), undefined);
+  });
+
+  it('a flapping member is reported once, then quiet until steady for a window', () => {
+    const flaps = new FlapTracker(60_000, 4);
+    const reports = [0, 10, 20, 30, 40, 50].map((s) => flaps.transition('east', T0 + s * 1000));
+    assert.deepEqual(reports.map((r) => r.logTransition), [true, true, true, false, false, false]);
+    assert.deepEqual(reports.map((r) => r.startedFlapping), [false, false, false, true, false, false]);
+    assert.ok(flaps.isFlapping('east'));
+    assert.deepEqual(flaps.transition('east', T0 + 200_000), { logTransition: true, startedFlapping: false }, 'steady for a window: single transitions are logged again');
+  });
+});
+
+describe('leader ClusterInfo checks', () => {
+  it('parses IPv4 and IPv6 CIDRs and refuses anything else', () => {
+    assert.ok(parseCidr('10.96.0.0/12'));
+    assert.ok(parseCidr('fd00:10::/64'));
+    for (const bad of ['10.96.0.0', '10.96.0.0/33', '300.1.1.1/8', 'fd00::/129', 'x/8', '10.0.0.0/-1', '::ffff:1.2.3.4/96']) assert.equal(parseCidr(bad), undefined, bad);
+  });
+
+  it('overlap: containment either way, per family', () => {
+    const c = (t: string) => parseCidr(t) ?? assert.fail(t);
+    assert.ok(cidrsOverlap(c('10.0.0.0/8'), c('10.244.1.0/24')));
+    assert.ok(cidrsOverlap(c('10.244.1.7/24'), c('10.0.0.0/8')));
+    assert.equal(cidrsOverlap(c('10.0.0.0/16'), c('10.1.0.0/16')), false);
+    assert.ok(cidrsOverlap(c('fd00::/48'), c('fd00:0:0:1::/64')));
+    assert.equal(cidrsOverlap(c('fd00::/64'), c('fd00:0:0:1::/64')), false);
+    assert.equal(cidrsOverlap(c('0.0.0.0/0'), c('::/0')), false);
+  });
+
+  it('the first holder keeps its CIDRs; a later overlapping claim is refused naming both, whatever the names', () => {
+    const first = clusterInfo('zeta', 0, { serviceCIDR: '10.96.0.0/16', podCIDRs: ['10.244.0.0/16'], gatewayIP: '172.18.0.2' });
+    const late = clusterInfo('alpha', 1000, { serviceCIDR: '10.200.0.0/16', podCIDRs: ['10.244.5.0/24'], gatewayIP: '172.18.0.3' });
+    const all = [late, first];
+    assert.deepEqual(clusterInfoVerdicts([first], all).get('zeta-clusterinfo'), { ok: true });
+    const verdict = clusterInfoVerdicts([late], all).get('alpha-clusterinfo');
+    assert.equal(verdict?.ok, false);
+    assert.match(!(verdict?.ok) ? verdict.message : '', /10\.244\.5\.0\/24 overlaps 10\.244\.0\.0\/16 of cluster zeta \(zeta-clusterinfo\); the first holder keeps it/);
+    assert.equal(!(verdict?.ok) ? verdict.reason : '', 'CIDRConflict');
+  });
+
+  it('a gateway IP another member holds, and malformed syntax, are refused; a refused claim holds nothing', () => {
+    const a = clusterInfo('a', 0, { serviceCIDR: '10.1.0.0/16', gatewayIP: '172.18.0.2' });
+    const b = clusterInfo('b', 1, { serviceCIDR: 'ten/8', gatewayIP: 'nope' });
+    const c = clusterInfo('c', 2, { serviceCIDR: '10.2.0.0/16', gatewayIP: '172.18.0.2' });
+    const d = clusterInfo('d', 3, { serviceCIDR: '10.2.0.0/16', gatewayIP: '172.18.0.9' });
+    const verdicts = clusterInfoVerdicts([a, b, c, d], [a, b, c, d]);
+    assert.match(JSON.stringify(verdicts.get('b-clusterinfo')), /InvalidClusterInfo.*serviceCIDR \\"ten\/8\\" is not a CIDR; gatewayInfos\[0\]\.gatewayIP \\"nope\\" is not an IP address/);
+    assert.match(JSON.stringify(verdicts.get('c-clusterinfo')), /gateway IP 172\.18\.0\.2 is the gateway of cluster a/);
+    assert.deepEqual(verdicts.get('d-clusterinfo'), { ok: true }, 'c was refused, so its CIDR is free for d');
+  });
+
+  it('gives no verdict to other kinds', () => {
+    assert.equal(clusterInfoVerdicts([serviceExport('east', 'web')], []).size, 0);
+  });
+});
+
+describe('leader aggregation: the two mutations the issue names', () => {
+  const svc = (cluster: string, createdMs: number, protocol: string): ResourceExport => ({
+    metadata: { name: `${cluster}-ns-web-service`, creationTimestamp: at(createdMs) as unknown as Date, labels: { sourceClusterID: cluster } },
+    spec: { clusterID: cluster, name: 'web', namespace: 'ns', kind: 'Service', service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol }] } } },
+  });
+
+  it('"first exporter wins" goes by creation time, not by name (the oldest is alphabetically last here)', () => {
+    const zeta = svc('zeta', 0, 'TCP');
+    const alpha = { ...svc('alpha', 1000, 'TCP'), spec: { ...svc('alpha', 1000, 'TCP').spec, service: { serviceSpec: { ports: [{ name: 'http', port: 81, protocol: 'TCP' }] } } } };
+    const plan = planImport('ns-web-service', [alpha, zeta]);
+    assert.equal(plan.spec?.serviceImport?.spec?.ports?.[0]?.port, 80, 'zeta exported first');
+    // KEP-1645: every conflicting exporter is told (Conflict on each ServiceExport); the oldest's ports are imported.
+    assert.equal(plan.verdicts.get('zeta-ns-web-service')?.ok, false);
+    assert.equal(plan.verdicts.get('alpha-ns-web-service')?.ok, false);
+  });
+
+  it('a port is its number and its protocol: 80/UDP is never taken for 80/TCP', () => {
+    const plan = planImport('ns-web-service', [svc('east', 0, 'TCP'), svc('west', 1000, 'UDP')]);
+    const imported = (plan.spec?.serviceImport?.spec?.ports ?? []).map((p) => `${String(p.port)}/${p.protocol ?? 'TCP'}`);
+    const westAccepted = plan.verdicts.get('west-ns-web-service')?.ok === true;
+    // Either refused as a conflict, or imported as its own port; never accepted while only 80/TCP is imported.
+    assert.ok(!westAccepted || imported.includes('80/UDP'), `west 80/UDP accepted=${String(westAccepted)}, imported ${imported.join(', ')}`);
+  });
+});
