@@ -182,7 +182,7 @@ describe('bad input', () => {
   it('an invalid spec is reported as InvalidSpec naming the field', async () => {
     await createClusterSet(member, { name: 'bad-spec', clusterID: 'Bad_ID', server: leader.server, secret: 'healthy-token' });
     const cs = await waitForReady(member, 'bad-spec', 'False', 'InvalidSpec', 2 * INTERVAL_S * 1000);
-    assert.match(readyCondition(cs)?.message ?? '', /spec\.clusterID "Bad_ID" must be a lower-case DNS subdomain/);
+    assert.match(readyCondition(cs)?.message ?? '', /spec\.clusterID: cluster ID "Bad_ID" is not valid: a cluster ID is a DNS-1123 label/);
   });
 
   it('leaves the healthy ClusterSet untouched and the agent running', async () => {

@@ -403,7 +403,7 @@ describe('Helm chart: lint, schema and rendering', () => {
     assert.deepEqual(cfg.exports, {
       enabled: true, allowedNamespaces: [], deniedNamespaces: ['legacy'],
       alwaysDeniedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', RELEASE_NS],
-      endpointIPType: 'PodIP', serviceCIDR: '10.96.0.0/12', podCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'],
+      endpointIPType: 'PodIP', serviceCIDR: '10.96.0.0/12', podCIDRs: ['10.244.0.0/16', 'fd00:10:244::/56'], resyncSeconds: 600,
     });
     const exportRules = (docsIn: readonly K8sObject[]) => {
       const cluster = flattenResourceRules((find(docsIn, 'ClusterRole', CLUSTER_ROLE) as V1ClusterRole).rules ?? [])

@@ -276,7 +276,8 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.deepEqual(endpoints.subsets?.[0]?.addresses?.map((a) => a.ip).sort(), ['10.9.0.1', '10.9.0.2']);
     await waitFor('import metrics', async () => {
       const outcomes = importOutcomes(await metrics());
-      return outcomes['ServiceImport/created'] === 2 && outcomes['Endpoints/created'] === 1;
+      // The Endpoints import writes the Endpoints and its EndpointSlice.
+      return outcomes['ServiceImport/created'] === 2 && outcomes['Endpoints/created'] === 2;
     }, { timeoutMs: 10_000, intervalMs: 200 });
   });
 
@@ -338,9 +339,9 @@ describe('container image run as the chart Deployment runs it', () => {
     // The restarted process has judged every imported object again and found nothing to do.
     const outcomes = await waitFor('the restarted agent to resync its imports', async () => {
       const o = importOutcomes(await metrics());
-      return o['ServiceImport/unchanged'] === 2 && o['Endpoints/unchanged'] === 1 ? o : false;
+      return o['ServiceImport/unchanged'] === 2 && o['Endpoints/unchanged'] === 2 ? o : false;
     }, { timeoutMs: 60_000, intervalMs: 250 });
-    assert.deepEqual(outcomes, { 'ServiceImport/unchanged': 2, 'Endpoints/unchanged': 1 }, 'nothing created, updated or deleted');
+    assert.deepEqual(outcomes, { 'ServiceImport/unchanged': 2, 'Endpoints/unchanged': 2 }, 'nothing created, updated or deleted');
     const stamp = announceBefore.metadata?.annotations?.[TIMESTAMP_ANNOTATION] ?? '';
     await waitFor('a heartbeat from the restarted agent', async () => ((await readAnnounce()).metadata?.annotations?.[TIMESTAMP_ANNOTATION] ?? '') > stamp,
       { timeoutMs: 4 * INTERVAL_S * 1000, intervalMs: 100 });
