@@ -62,8 +62,9 @@ export interface ServiceLike {
 export interface EndpointSliceLike {
   metadata?: { namespace?: string; labels?: Readonly<Record<string, string>> };
   addressType?: string;
-  endpoints?: readonly { addresses?: readonly string[]; conditions?: { ready?: boolean } }[];
-  ports?: readonly { name?: string; port?: number; protocol?: string; appProtocol?: string }[];
+  /** null when the slice has none: the API server writes these two empty lists as null. */
+  endpoints?: readonly { addresses?: readonly string[]; conditions?: { ready?: boolean } }[] | null;
+  ports?: readonly { name?: string; port?: number; protocol?: string; appProtocol?: string }[] | null;
 }
 
 /** What a cache needs to key and compare an object by. */
@@ -80,7 +81,9 @@ export type CachedEndpointSlice = EndpointSliceLike & { metadata?: CacheIdentity
 /** The listed fields of `source` that are set, omitempty style, by reference. */
 function present<T extends object, K extends keyof T>(source: T | undefined, keys: readonly K[]): Pick<T, K> {
   const out = {} as Pick<T, K>;
-  if (source !== undefined) for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  // The API server writes an empty list as null in some kinds (an EndpointSlice's `endpoints`
+  // and `ports`): null is "not set" here, as undefined is.
+  if (source !== undefined) for (const key of keys) if (source[key] !== undefined && source[key] !== null) out[key] = source[key];
   return out;
 }
 
@@ -113,7 +116,7 @@ export function endpointSliceCacheEntry(slice: EndpointSliceLike & { metadata?: 
   return {
     metadata: { ...present(slice.metadata, IDENTITY_KEYS), ...(serviceName !== undefined && { labels: { [SERVICE_NAME_LABEL]: serviceName } }) },
     ...present(slice, ['addressType', 'ports']),
-    ...(slice.endpoints !== undefined && {
+    ...(slice.endpoints !== undefined && slice.endpoints !== null && {
       endpoints: slice.endpoints.map((endpoint) => ({
         ...present(endpoint, ['addresses']),
         ...(endpoint.conditions?.ready !== undefined && { conditions: { ready: endpoint.conditions.ready } }),

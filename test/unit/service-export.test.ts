@@ -230,6 +230,12 @@ describe('cache entries: what the export caches keep of every Service and Endpoi
     ports: (es.ports ?? []).map((p) => ({ ...p })),
   });
 
+  it('caches a slice without endpoints or ports, which the API server sends as null', () => {
+    const empty = { metadata: { name: 'web-abc', namespace: 'team-a', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4', endpoints: null, ports: null };
+    const cached = endpointSliceCacheEntry(empty);
+    assert.deepEqual(cached, { metadata: { name: 'web-abc', namespace: 'team-a', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4' });
+  });
+
   it('keeps identity and the fields the plan reads, nothing else', () => {
     const svc = serviceCacheEntry(fullService(service({}, { 'multicluster.antrea.io/imported-service': 'true' })));
     assert.deepEqual(svc, {
