@@ -26,7 +26,7 @@ import { parse } from 'yaml';
 import {
   MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE,
   RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, RESOURCE_IMPORT, type ResourceExport, type ResourceImport,
-} from '../src/api/types.js';
+} from '../src/common/api/types.js';
 import { createMemberToken } from '../src/leader/member-token.js';
 import { readAuditEvents } from '../test/harness/agent-process.js';
 import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../test/harness/clusterset.js';

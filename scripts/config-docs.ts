@@ -1,11 +1,11 @@
-// Regenerates the configuration docs from src/config/schema.ts: docs/configuration.md's
+// Regenerates the configuration docs from src/common/config/schema.ts: docs/configuration.md's
 // table and the `config` section of the chart's values.schema.json.
 //   npm run config:docs            rewrite both files
 //   npm run config:docs -- --check exit 1, naming the stale files, instead of writing
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_DOC_PATH, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../src/config/docs.js';
+import { CONFIG_DOC_PATH, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../src/common/config/docs.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const check = process.argv.includes('--check');

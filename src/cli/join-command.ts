@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_LEADER_NAMESPACE } from '../api/types.js';
-import { describeError } from '../kube/errors.js';
-import { join, JoinFailed, JoinRefused, leave } from '../join/join.js';
+import { DEFAULT_LEADER_NAMESPACE } from '../common/api/types.js';
+import { describeError } from '../common/kube/errors.js';
+import { join, JoinFailed, JoinRefused, leave } from './join/join.js';
 import { DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, leaderCaPem, MemberTokenError, parseDuration } from '../leader/member-token.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
 

@@ -9,16 +9,17 @@
 // `--help` on every command, and `help <command>`. Configuration errors exit 2 with every
 // problem listed, before anything touches a cluster; an unknown command or flag exits 2.
 // The flags are a thin layer: commander splits them, and loadConfig ranks them above the
-// config file and the environment (src/config/schema.ts declares them).
+// config file and the environment (src/common/config/schema.ts declares them).
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type winston from 'winston';
-import { CONFIG_SETTINGS, ConfigError, describeConfig, loadConfig, type AgentConfig } from '../config/config.js';
-import { assertMemberCredentials } from '../kube/member-credentials.js';
+import { CONFIG_SETTINGS, ConfigError, describeConfig, loadConfig, type AgentConfig } from '../common/config/config.js';
+import { assertMemberCredentials } from '../common/kube/member-credentials.js';
 import { leaderCommand } from '../leader/member-token.js';
 import { runLeaderProcess } from '../leader/process.js';
-import { createLogger, errorFields } from '../log/logger.js';
-import { runAgentProcess, type RunningProcess } from '../runner.js';
+import { createLogger, errorFields } from '../common/log/logger.js';
+import type { RunningProcess } from '../common/process.js';
+import { runAgentProcess } from '../member/agent.js';
 import { joinCommand, leaveCommand } from './join-command.js';
 import { statusCommand } from './status-command.js';
 import { commandPath, describeOption, EXIT_USAGE, runCommand, valueNotAFlag, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
@@ -74,7 +75,7 @@ async function run(command: Command, flags: Readonly<Record<string, string | boo
 }
 
 /**
- * A command taking every configuration flag (declared in src/config/schema.ts), each described
+ * A command taking every configuration flag (declared in src/common/config/schema.ts), each described
  * with its environment variable and default, and the settings that have no flag listed after.
  */
 function configCommand(name: string, summary: string, start: ProcessStarter, what: string, status: ExitStatus): Command {

@@ -4,10 +4,10 @@
 // line. Also runs as the kubectl plugin `kubectl clusterset status` (bin/kubectl-clusterset).
 import { Command, Option } from 'commander';
 import { KubeConfig } from '@kubernetes/client-node';
-import { collectReports, StatusReadError } from '../report/collect.js';
-import { exitCodeOf } from '../report/model.js';
-import { renderReports } from '../report/render.js';
-import { describeError } from '../kube/errors.js';
+import { collectReports, StatusReadError } from './report/collect.js';
+import { exitCodeOf } from './report/model.js';
+import { renderReports } from './report/render.js';
+import { describeError } from '../common/kube/errors.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
 
 interface StatusFlags {

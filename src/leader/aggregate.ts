@@ -23,7 +23,7 @@ import {
   type ServiceImportPort,
   type ServiceImportType,
   type SessionAffinityConfig,
-} from '../api/types.js';
+} from '../common/api/types.js';
 
 /** Kinds this leader aggregates. LabelIdentity and ACNP exports are left alone (see README). */
 export const AGGREGATED_EXPORT_KINDS: readonly string[] = [RESOURCE_EXPORT_KIND.Service, RESOURCE_EXPORT_KIND.Endpoints, RESOURCE_EXPORT_KIND.ClusterInfo];

@@ -3,8 +3,8 @@
 // exist: the decision is taken from the object found (its label), not from a key set in memory,
 // so an import created just before its last export was withdrawn is deleted as soon as the
 // import informer shows it, and a restarted leader finds it the same way.
-import type { KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../api/types.js';
-import { sameCanonical } from '../kube/canonical.js';
+import type { KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../common/api/types.js';
+import { sameCanonical } from '../common/kube/canonical.js';
 import { isDeleting } from './aggregate.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';

@@ -3,10 +3,10 @@
 // only its own concern's logic.
 import type { CoreV1Api, CustomObjectsApi, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
 import type winston from 'winston';
-import type { ClusterSet, KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../api/types.js';
-import type { EventRecorder, EventTarget } from '../events/recorder.js';
-import type { ResilientInformer } from '../kube/informer.js';
-import type { AgentMetrics } from '../metrics/metrics.js';
+import type { ClusterSet, KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../common/api/types.js';
+import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
+import type { ResilientInformer } from '../common/kube/informer.js';
+import type { AgentMetrics } from '../common/metrics/metrics.js';
 
 export type LeaderMetrics = Pick<AgentMetrics, 'setLeaderMembers' | 'recordLeaderWrite' | 'recordAggregationError' | 'leaderExportsFrom'>;
 

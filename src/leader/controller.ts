@@ -9,7 +9,7 @@
 // Each handler is level-triggered from the informer caches: after a crash or restart the same
 // keys, run again, pick up where the last run stopped.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
-import { createJsonClient } from '../kube/json-client.js';
+import { createJsonClient } from '../common/kube/json-client.js';
 import type winston from 'winston';
 import {
   CLUSTERSET,
@@ -27,11 +27,11 @@ import {
   type ResourceExportList,
   type ResourceImport,
   type ResourceImportList,
-} from '../api/types.js';
-import type { EventRecorder } from '../events/recorder.js';
-import { describeError } from '../kube/errors.js';
-import { ResilientInformer, type WatchLike } from '../kube/informer.js';
-import { WorkQueue } from '../runtime/workqueue.js';
+} from '../common/api/types.js';
+import type { EventRecorder } from '../common/events/recorder.js';
+import { describeError } from '../common/kube/errors.js';
+import { ResilientInformer, type WatchLike } from '../common/kube/informer.js';
+import { WorkQueue } from '../common/runtime/workqueue.js';
 import { countVerdicts, importKeyOf } from './aggregate.js';
 import { AnnounceReconciler } from './announces.js';
 import { LEADER_SELECTOR, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanImports } from './books.js';

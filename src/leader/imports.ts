@@ -8,9 +8,9 @@ import {
   type Condition,
   type ResourceExport,
   type ResourceImportSpec,
-} from '../api/types.js';
-import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../kube/errors.js';
-import { rfc3339 } from '../kube/time.js';
+} from '../common/api/types.js';
+import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../common/kube/errors.js';
+import { rfc3339 } from '../common/kube/time.js';
 import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './aggregate.js';
 import { decideImportWrite, importBody } from './books.js';
 import { clusterInfoVerdicts } from './clusterinfo-check.js';

@@ -15,8 +15,8 @@ import {
   type ClusterStatus,
   type Condition,
   type MemberClusterAnnounce,
-} from '../api/types.js';
-import { rfc3339 } from '../kube/time.js';
+} from '../common/api/types.js';
+import { rfc3339 } from '../common/kube/time.js';
 
 export const REASON_CONNECTED = 'Connected';
 export const MESSAGE_CONNECTED = 'Member Connected';

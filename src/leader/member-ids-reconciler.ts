@@ -1,8 +1,8 @@
 // The admission policies' parameter ConfigMap, kept in step with the member ServiceAccounts'
 // cluster-ID annotations and the leader ClusterSet (member-ids.ts decides its content).
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { sameCanonical } from '../kube/canonical.js';
-import { isAlreadyExists } from '../kube/errors.js';
+import { sameCanonical } from '../common/kube/canonical.js';
+import { isAlreadyExists } from '../common/kube/errors.js';
 import { LEADER_LABELS } from './books.js';
 import type { LeaderContext } from './context.js';
 import { memberIdsData } from './member-ids.js';

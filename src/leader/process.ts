@@ -1,9 +1,9 @@
 // `clusterset-agent leader run`: the leader's controllers as a process, with the member
 // agent's conventions (JSON logs, health and metrics servers, Lease election, graceful stop).
 import type winston from 'winston';
-import type { AgentConfig } from '../config/config.js';
-import { createEventRecorder, flushThenStop } from '../events/recorder.js';
-import { runProcess, type ProcessWork, type RunningProcess } from '../runner.js';
+import type { AgentConfig } from '../common/config/config.js';
+import { createEventRecorder, flushThenStop } from '../common/events/recorder.js';
+import { runProcess, type ProcessWork, type RunningProcess } from '../common/process.js';
 import { LeaderController } from './controller.js';
 
 export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {

@@ -1,8 +1,9 @@
-// The agent as a process (src/runner.ts) inside the test process: replicas with their own
+// The agent as a process (src/common/process.ts) inside the test process: replicas with their own
 // logs, an HTTP probe helper, a Prometheus text parser and an apiserver audit-log reader.
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../src/config/config.js';
-import { runAgentProcess, type RunningProcess } from '../../src/runner.js';
+import { loadConfig } from '../../src/common/config/config.js';
+import type { RunningProcess } from '../../src/common/process.js';
+import { runAgentProcess } from '../../src/member/agent.js';
 import { AGENT_NS, capturedLogger } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
 

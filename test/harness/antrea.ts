@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AdmissionregistrationV1Api, CustomObjectsApi, RbacAuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
-import { CLUSTER_ID_ANNOTATION, CLUSTERSET } from '../../src/api/types.js';
+import { CLUSTER_ID_ANNOTATION, CLUSTERSET } from '../../src/common/api/types.js';
 import { repoRoot } from './bins.js';
 import { freePort, type ControlPlane } from './control-plane.js';
 import { createNamespace, issueToken, kubectl } from './kube.js';

@@ -3,9 +3,9 @@
 // token) on the leader; CRDs, Secret and ClusterSet on the member.
 import { PassThrough } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
-import { CLUSTER_ID_ANNOTATION, CLUSTERSET, type ClusterSet } from '../../src/api/types.js';
+import { CLUSTER_ID_ANNOTATION, CLUSTERSET, type ClusterSet } from '../../src/common/api/types.js';
 import { ANTREA_MEMBER_ROLE_RULES } from '../../src/leader/member-role.js';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/common/log/logger.js';
 import type { ControlPlane } from './control-plane.js';
 import { applyCrds, createNamespace, createServiceAccountWithRole, issueToken, loadCrdFiles, waitForAccess } from './kube.js';
 import { waitFor } from './wait.js';

@@ -16,10 +16,10 @@ import {
 } from '@kubernetes/client-node';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/config/config.js';
+import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/common/config/config.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
-import { LOG_LEVELS } from '../../src/log/logger.js';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { LOG_LEVELS } from '../../src/common/log/logger.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics } from '../harness/agent-process.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
@@ -500,7 +500,7 @@ function assertSelects(subset: Readonly<Record<string, string>> | undefined, of:
   for (const [key, value] of Object.entries(subset)) assert.equal(of?.[key], value, `${what}: ${key}=${value} not in ${JSON.stringify(of)}`);
 }
 
-/** The metrics the agent exports, with their label names, read from src/metrics/metrics.ts itself. */
+/** The metrics the agent exports, with their label names, read from src/common/metrics/metrics.ts itself. */
 async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   const m = new AgentMetrics({ defaultMetrics: false });
   m.observeBeat('cs', 'leader', 0.01, true);

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE } from '../../src/api/types.js';
-import { CONFIG_SETTINGS } from '../../src/config/config.js';
+import { MEMBER_CLUSTER_ANNOUNCE } from '../../src/common/api/types.js';
+import { CONFIG_SETTINGS } from '../../src/common/config/config.js';
 import { repoRoot } from '../harness/bins.js';
 import {
   AGENT_NS, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
-import { kubeLeaseClient, LeaseElector } from '../../src/election/lease-elector.js';
-import { apiStatus, httpStatus } from '../../src/kube/errors.js';
+import { kubeLeaseClient, LeaseElector } from '../../src/common/election/lease-elector.js';
+import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { capturedLogger } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createNamespace, kubectl } from '../harness/kube.js';

@@ -14,8 +14,8 @@ import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfi
 import { parseAllDocuments } from 'yaml';
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER,
-} from '../../src/api/types.js';
-import { apiStatus, httpStatus } from '../../src/kube/errors.js';
+} from '../../src/common/api/types.js';
+import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, createMemberAccess, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createServiceAccountWithRole, issueToken, kubectl, tokenConfig, waitForAccess } from '../harness/kube.js';

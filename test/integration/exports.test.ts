@@ -9,9 +9,9 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } fro
 import {
   GATEWAY, IMPORTED_SERVICE_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, SERVICE_EXPORT,
   type ResourceExport, type ServiceExport,
-} from '../../src/api/types.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startAgent, type Agent } from '../../src/agent.js';
+} from '../../src/common/api/types.js';
+import { loadConfig } from '../../src/common/config/config.js';
+import { startAgent, type Agent } from '../../src/member/agent.js';
 import { readAuditEvents } from '../harness/agent-process.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady,

@@ -13,9 +13,9 @@ import {
   CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE,
   RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, RESOURCE_IMPORT,
   type ClusterSet, type MemberClusterAnnounce, type ResourceExport, type ResourceImport,
-} from '../../src/api/types.js';
-import { apiStatus, httpStatus } from '../../src/kube/errors.js';
-import type { WatchLike } from '../../src/kube/informer.js';
+} from '../../src/common/api/types.js';
+import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
+import type { WatchLike } from '../../src/common/kube/informer.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_LEADER } from '../../src/leader/books.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { createMemberToken, MemberTokenError } from '../../src/leader/member-token.js';

@@ -10,11 +10,11 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-
 import {
   CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, SERVICE_EXPORT,
   type ClusterSet, type MemberClusterAnnounce, type ResourceExport, type ResourceImport, type ServiceExport,
-} from '../../src/api/types.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startAgent, type Agent } from '../../src/agent.js';
+} from '../../src/common/api/types.js';
+import { loadConfig } from '../../src/common/config/config.js';
+import { startAgent, type Agent } from '../../src/member/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics, readAuditEvents, sampleValue } from '../harness/agent-process.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,

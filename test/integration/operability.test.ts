@@ -1,11 +1,11 @@
-// Operating the agent as a process (src/runner.ts) on real control planes: two replicas with
+// Operating the agent as a process (src/common/process.ts) on real control planes: two replicas with
 // Lease leader election (one beats, the other stands by and is still ready), failover after a
 // crashed holder without a Ready transition, /healthz and /readyz, /metrics with sane values,
 // and the LeaderDisconnected / LeaderConnected Events of a leader outage.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
-import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/api/types.js';
+import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
 import {
   AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader,
   waitForReady, writeLeaderSecret,

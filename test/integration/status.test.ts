@@ -11,14 +11,14 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { CLUSTERSET, RESOURCE_IMPORT, SERVICE_EXPORT, type ClusterSet, type ServiceExport } from '../../src/api/types.js';
-import { startAgent, type Agent } from '../../src/agent.js';
+import { CLUSTERSET, RESOURCE_IMPORT, SERVICE_EXPORT, type ClusterSet, type ServiceExport } from '../../src/common/api/types.js';
+import { startAgent, type Agent } from '../../src/member/agent.js';
 import { runCommand, type ExitStatus } from '../../src/cli/command.js';
 import { statusCommand } from '../../src/cli/status-command.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
-import type { ClusterSetReport, LeaderClusterSetReport, MemberClusterSetReport } from '../../src/report/model.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
+import type { ClusterSetReport, LeaderClusterSetReport, MemberClusterSetReport } from '../../src/cli/report/model.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,

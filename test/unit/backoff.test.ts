@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff } from '../../src/runtime/backoff.js';
+import { Backoff } from '../../src/common/runtime/backoff.js';
 
 describe('Backoff', () => {
   it('.next() - grows by factor from baseMs and stops at maxMs', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { classifyLeaderError, isRetryableLeaderError } from '../../src/conditions/classify.js';
-import { ApiError, TimeoutError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { classifyLeaderError, isRetryableLeaderError } from '../../src/member/conditions/classify.js';
+import { ApiError, TimeoutError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { apiError } from './fakes/fake-leader.js';
 
 const call = { verb: 'update', resource: 'memberclusterannounces', group: 'multicluster.crd.antrea.io', namespace: 'antrea-multicluster', server: 'https://l:6443' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClientBudget, LONG_WAIT_MS, REPORT_EVERY_MS } from '../../src/kube/client-budget.js';
+import { ClientBudget, LONG_WAIT_MS, REPORT_EVERY_MS } from '../../src/common/kube/client-budget.js';
 
 function clock(start = 0) {
   const c = { t: start, now: () => c.t };

@@ -1,13 +1,13 @@
 // docs/configuration.md's table and the chart's values.schema.json `config` section are
-// generated from src/config/schema.ts: editing the schema without `npm run config:docs` fails here.
+// generated from src/common/config/schema.ts: editing the schema without `npm run config:docs` fails here.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_ENV_VARS, CONFIG_FLAGS } from '../../src/config/config.js';
-import { chartConfigSchema, CONFIG_DOC_PATH, renderConfigTable, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../../src/config/docs.js';
-import { LEAVES } from '../../src/config/schema.js';
+import { CONFIG_ENV_VARS, CONFIG_FLAGS } from '../../src/common/config/config.js';
+import { chartConfigSchema, CONFIG_DOC_PATH, renderConfigTable, updateConfigDoc, updateValuesSchema, VALUES_SCHEMA_PATH } from '../../src/common/config/docs.js';
+import { LEAVES } from '../../src/common/config/schema.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');

@@ -18,8 +18,8 @@ import {
   HEARTBEAT_INTERVALS,
   loadConfig,
   parseBindAddress,
-} from '../../src/config/config.js';
-import { isDnsLabel, isDnsSubdomain } from '../../src/api/names.js';
+} from '../../src/common/config/config.js';
+import { isDnsLabel, isDnsSubdomain } from '../../src/common/api/names.js';
 
 const CONFIG_PATH = '/etc/clusterset-agent/config.yaml';
 
@@ -488,7 +488,7 @@ describe('CONFIG_SETTINGS', () => {
 describe('loadConfig() names and lists', () => {
   const samples = ['a', 'team-a', 'a1', '1a', '-a', 'a-', 'A', 'a_b', 'a.b', 'a..b', '.a', 'a.b-c.d', 'x'.repeat(63), 'x'.repeat(64), `${'x'.repeat(63)}.${'y'.repeat(63)}`, 'x'.repeat(254), ''];
 
-  it('accepts exactly the names src/api/names.ts accepts (the chart schema uses the same patterns)', () => {
+  it('accepts exactly the names src/common/api/names.ts accepts (the chart schema uses the same patterns)', () => {
     for (const name of samples) {
       const asNamespace = problemsOrNone({ env: { CSA_EXPORT_DENIED_NAMESPACES: name === '' ? ',' : name } });
       if (name !== '') assert.equal(asNamespace.length === 0, isDnsLabel(name), `namespace ${JSON.stringify(name)}: ${asNamespace.join('; ')}`);

@@ -1,5 +1,5 @@
 /**
- * Keeps src/api/types.ts and charts/clusterset-agent/crds/*.yaml in agreement.
+ * Keeps src/common/api/types.ts and charts/clusterset-agent/crds/*.yaml in agreement.
  *
  * For every kind there is a fixture typed `Fixture<T>`: `DeepRequired<T>` forces every field
  * of the TypeScript type to be present (and object-literal excess-property checks forbid any
@@ -22,7 +22,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { CoreV1EndpointPort, V1EndpointAddress, V1ServicePort } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import * as api from '../../src/api/types.js';
+import * as api from '../../src/common/api/types.js';
 
 const CRD_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../charts/clusterset-agent/crds');
 
@@ -784,7 +784,7 @@ void describe('CRD files', () => {
   });
 });
 
-void describe('CRDs match src/api/types.ts', () => {
+void describe('CRDs match src/common/api/types.ts', () => {
   for (const c of CASES) {
     void describe(`${c.desc.kind} ${c.desc.version}`, () => {
       void test('descriptor matches the CRD (group, kind, plural, scope, storage, subresources, shortNames)', () => {

@@ -4,7 +4,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
 import {
   createEventRecorder, type BufferedEventRecorder, type EventRecorderOptions, type EventSink, type EventTarget, type EventUpdate,
-} from '../../src/events/recorder.js';
+} from '../../src/common/events/recorder.js';
 import { FakeClock } from './fake-clock.js';
 
 const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'kube-system', uid: 'u-1' };

@@ -2,8 +2,8 @@
 // write per change of that aggregate however often the exporters report.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MetaCondition, ServiceExport, ServiceExportStatus } from '../../src/api/types.js';
-import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/exporter/status-writer.js';
+import type { MetaCondition, ServiceExport, ServiceExportStatus } from '../../src/common/api/types.js';
+import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/member/exporter/status-writer.js';
 
 const valid = { type: 'Valid', status: 'True', reason: 'Succeed', message: 'the ServiceExport is valid' } as const;
 const ok: Judgement = { valid, refused: false, verdict: { kind: 'ok' } };

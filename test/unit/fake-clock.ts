@@ -1,6 +1,6 @@
 // A manually driven Clock: time moves only when a test calls advance(), so timer-based code
 // is tested without real waiting.
-import { type Clock, type TimerHandle } from '../../src/runtime/workqueue.js';
+import { type Clock, type TimerHandle } from '../../src/common/runtime/workqueue.js';
 
 interface FakeTimer {
   readonly at: number;

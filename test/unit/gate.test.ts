@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ExclusiveGate } from '../../src/runtime/gate.js';
+import { ExclusiveGate } from '../../src/common/runtime/gate.js';
 
 /** Runs every pending promise continuation: the gate is promise-only, so this is deterministic. */
 const flush = (): Promise<void> => new Promise((resolve) => { setImmediate(resolve); });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
-import { startHttpServer, type CheckResult, type HttpServer } from '../../src/health/server.js';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { startHttpServer, type CheckResult, type HttpServer } from '../../src/common/health/server.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 
 describe('startHttpServer', () => {
   const servers: HttpServer[] = [];

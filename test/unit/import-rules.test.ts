@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ResourceImport } from '../../src/api/types.js';
+import type { ResourceImport } from '../../src/common/api/types.js';
 import {
   AGENT_SELECTOR,
   clusterSetSelector,
@@ -15,7 +15,7 @@ import {
   RESOURCE_IMPORT_ANNOTATION,
   toLabelValue,
   type ImportOwner,
-} from '../../src/importer/ownership.js';
+} from '../../src/member/importer/ownership.js';
 import {
   desiredForImport,
   IMPORT_HASH_ANNOTATION,
@@ -24,7 +24,7 @@ import {
   withServiceImportIPs,
   type DesiredObject,
   type ImportPlan,
-} from '../../src/importer/rules.js';
+} from '../../src/member/importer/rules.js';
 
 const owner: ImportOwner = {
   clusterSetID: 'set-1',

@@ -10,7 +10,7 @@ import {
   ResilientInformer,
   type ResilientInformerOptions,
   type WatchLike,
-} from '../../src/kube/informer.js';
+} from '../../src/common/kube/informer.js';
 import { FakeClock } from './fake-clock.js';
 
 type Obj = KubernetesObject & { metadata: { name: string; resourceVersion: string } };

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { inspect } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { isAlreadyExists } from '../../src/kube/errors.js';
-import { AUTH_REUSE_MS, createJsonClient } from '../../src/kube/json-client.js';
-import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
-import { shareConnections } from '../../src/kube/shared-connections.js';
+import { isAlreadyExists } from '../../src/common/kube/errors.js';
+import { AUTH_REUSE_MS, createJsonClient } from '../../src/common/kube/json-client.js';
+import { ApiError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
+import { shareConnections } from '../../src/common/kube/shared-connections.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 let server: https.Server;

@@ -17,7 +17,7 @@ import {
   isNotFound,
   isTlsVerificationError,
   networkErrorCode,
-} from '../../src/kube/errors.js';
+} from '../../src/common/kube/errors.js';
 
 const TOKEN = 'sa-token-must-not-leak';
 

@@ -5,10 +5,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { MemberClusterAnnounce, ResourceExport } from '../../src/api/types.js';
-import { createLeaderApi, type LeaderApi } from '../../src/commonarea/leader-api.js';
-import { isNotFound } from '../../src/kube/errors.js';
-import { ApiError, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import type { MemberClusterAnnounce, ResourceExport } from '../../src/common/api/types.js';
+import { createLeaderApi, type LeaderApi } from '../../src/member/commonarea/leader-api.js';
+import { isNotFound } from '../../src/common/kube/errors.js';
+import { ApiError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 import { waitFor } from '../harness/wait.js';
 

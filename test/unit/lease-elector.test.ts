@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LeaseElector, type LeaseClient, type LeaseElectorOptions, type LeaseRecord, type ObservedLease } from '../../src/election/lease-elector.js';
+import { LeaseElector, type LeaseClient, type LeaseElectorOptions, type LeaseRecord, type ObservedLease } from '../../src/common/election/lease-elector.js';
 import { FakeClock } from './fake-clock.js';
 import { apiError } from './fakes/fake-leader.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { childLogger, createLogger, errorFields, isSensitiveKey, maskSecrets, REDACTED, redactValue } from '../../src/log/logger.js';
+import { childLogger, createLogger, errorFields, isSensitiveKey, maskSecrets, REDACTED, redactValue } from '../../src/common/log/logger.js';
 
 // A syntactically real JWT (header {"alg":"RS256","kid":"x"}, payload with a service-account subject).
 const JWT =

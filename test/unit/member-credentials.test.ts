@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { memberKubeConfig } from '../../src/agent.js';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { assertMemberCredentials, inClusterFiles, memberCredentialProblems, SERVICEACCOUNT_DIR } from '../../src/kube/member-credentials.js';
+import { memberKubeConfig } from '../../src/common/kube/local-cluster.js';
+import { ConfigError, loadConfig } from '../../src/common/config/config.js';
+import { assertMemberCredentials, inClusterFiles, memberCredentialProblems, SERVICEACCOUNT_DIR } from '../../src/common/kube/member-credentials.js';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'csa-member-cred-'));
 const KUBECONFIG = `apiVersion: v1

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 
 /** The sample lines of `name` (no HELP/TYPE), e.g. `name{a="b"} 1`. */
 function samples(text: string, name: string): string[] {

@@ -2,9 +2,9 @@
 // from objects as the agent and the leader controller write them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport, ServiceExport } from '../../src/api/types.js';
-import { exitCodeOf, foldWarnings, leaderReport, memberReport, tokenExpiry, type MemberInput } from '../../src/report/model.js';
-import { renderReports } from '../../src/report/render.js';
+import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport, ServiceExport } from '../../src/common/api/types.js';
+import { exitCodeOf, foldWarnings, leaderReport, memberReport, tokenExpiry, type MemberInput } from '../../src/cli/report/model.js';
+import { renderReports } from '../../src/cli/report/render.js';
 
 const NOW = Date.parse('2026-12-03T12:00:00Z');
 const jwt = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;

@@ -8,9 +8,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ListWatch, type KubernetesObject, type Watch } from '@kubernetes/client-node';
-import { apiStatus, describeError, httpStatus, isGone, isNotFound, isTlsVerificationError, networkErrorCode } from '../../src/kube/errors.js';
-import { HttpsAgentPool } from '../../src/kube/https-agent-pool.js';
-import { ApiError, createRestClient, responseCapBytes, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/kube/rest-client.js';
+import { apiStatus, describeError, httpStatus, isGone, isNotFound, isTlsVerificationError, networkErrorCode } from '../../src/common/kube/errors.js';
+import { HttpsAgentPool } from '../../src/common/kube/https-agent-pool.js';
+import { ApiError, createRestClient, responseCapBytes, type RestClient, type RestClientOptions, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWNyZXQtbWVtYmVyIn0.dG9rZW4tbXVzdC1ub3QtbGVhaw';

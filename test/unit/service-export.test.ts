@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service, V1ServiceSpec } from '@kubernetes/client-node';
-import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport, type ServiceExport } from '../../src/api/types.js';
+import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport, type ServiceExport } from '../../src/common/api/types.js';
 import {
   compareIPs,
   endpointSliceCacheEntry,
@@ -14,7 +14,7 @@ import {
   type EndpointSliceLike,
   type ServiceExportInput,
   type ServiceLike,
-} from '../../src/exporter/service-export.js';
+} from '../../src/member/exporter/service-export.js';
 
 const svcExport: ServiceExport = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'default' } };
 

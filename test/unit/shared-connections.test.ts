@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { shareConnections } from '../../src/kube/shared-connections.js';
+import { shareConnections } from '../../src/common/kube/shared-connections.js';
 
 type CreateDispatcher = (cluster: unknown, agentOptions: Record<string, unknown>) => unknown;
 

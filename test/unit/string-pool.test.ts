@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { StringPool } from '../../src/kube/string-pool.js';
+import { StringPool } from '../../src/common/kube/string-pool.js';
 
 describe('StringPool', () => {
   it('changes no value: objects and arrays at any depth keep their content, keys and order', () => {

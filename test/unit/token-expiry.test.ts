@@ -2,9 +2,9 @@
 // computed at scrape time, and said in the ClusterSet's Ready message in its last week.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { tokenExpiresAtMs } from '../../src/commonarea/credentials.js';
-import { LeaderConditions } from '../../src/conditions/leader-conditions.js';
-import { AgentMetrics } from '../../src/metrics/metrics.js';
+import { tokenExpiresAtMs } from '../../src/member/commonarea/credentials.js';
+import { LeaderConditions } from '../../src/member/conditions/leader-conditions.js';
+import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics, sampleValue } from '../harness/agent-process.js';
 
 const jwt = (claims: object) => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type RetryInfo, WorkQueue, type WorkResult } from '../../src/runtime/workqueue.js';
+import { type RetryInfo, WorkQueue, type WorkResult } from '../../src/common/runtime/workqueue.js';
 import { FakeClock } from './fake-clock.js';
 
 /** Lets a test hold a handler call open and see when it started. */

@@ -4,9 +4,9 @@
 // ResourceExports live in `resourceExports`; a delete removes one at once (finalizers are
 // not simulated) and is recorded in `exportDeletes`.
 import { ApiException } from '@kubernetes/client-node';
-import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/api/types.js';
-import type { LeaderApi } from '../../../src/commonarea/leader-api.js';
-import type { WatchLike } from '../../../src/kube/informer.js';
+import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/types.js';
+import type { LeaderApi } from '../../../src/member/commonarea/leader-api.js';
+import type { WatchLike } from '../../../src/common/kube/informer.js';
 
 export function apiError(code: number, reason: string, message: string, details?: Record<string, unknown>): ApiException<string> {
   return new ApiException(code, message, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message, code, ...(details ? { details } : {}) }), {});

@@ -1,0 +1,372 @@
+// `clusterset-agent join` and `leave`: one member in or out of a ClusterSet, over the leader's
+// and the member's kubeconfigs, as the README's manual steps would do it.
+//
+// join: read both clusters, check the leader's CA against the URL the member will use, plan
+// (plan.ts); on any contradiction stop with nothing written. Then only what is missing: the
+// member's ServiceAccount, Role binding and token on the leader (create-member-token's code),
+// the token checked against the leader URL, the Secret and the ClusterSet in the member; then
+// wait for Ready. A second join finds everything in place and writes nothing.
+// leave: the member ClusterSet (the agent's leave finalizer withdraws the announce and the
+// exports), its Secret, then the member's RoleBinding and ServiceAccount on the leader, which
+// invalidates every token issued for it.
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, VersionApi } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import {
+  CLUSTER_ID_ANNOTATION,
+  CLUSTERSET,
+  LEADER_SECRET_CA_KEY,
+  LEADER_SECRET_TOKEN_KEY,
+  MEMBER_CLUSTER_ANNOUNCE,
+  mcaName,
+  type ClusterSet,
+} from '../../common/api/types.js';
+import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
+import { MEMBER_ROLE_NAME } from '../../leader/member-role.js';
+import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
+import { tokenExpiry } from '../report/model.js';
+import {
+  memberSecretManifest, planJoin, tokenSubject,
+  type JoinPlan, type JoinRequest, type LeaderState, type MemberState,
+} from './plan.js';
+
+/** A contradiction found before anything was written: exit 4. */
+export class JoinRefused extends Error {
+  constructor(readonly reasons: readonly string[]) {
+    super(reasons.join('\n'));
+  }
+}
+
+/** A failure after checks passed (an API error, or Ready not reached in time): exit 1. */
+export class JoinFailed extends Error {}
+
+export interface JoinOptions extends JoinRequest {
+  readonly leader: KubeConfig;
+  readonly member: KubeConfig;
+  /** The leader CA (PEM) the member will trust: from the leader kubeconfig unless given. */
+  readonly leaderCaPem: string;
+  readonly serviceAccount: string;
+  readonly durationSeconds: number | undefined;
+  readonly dryRun: boolean;
+  /** How long to wait for Ready; 0 = do not wait. */
+  readonly waitSeconds: number;
+  readonly progress: (line: string) => void;
+}
+
+export interface JoinResult {
+  readonly plan: JoinPlan;
+  /** What was written, one line each ("created Secret ns/name"); empty on a no-op and in a dry run. */
+  readonly wrote: readonly string[];
+  /** The manifests a dry run prints. */
+  readonly manifests: string | undefined;
+  readonly ready: { readonly status: string; readonly reason: string; readonly message: string } | undefined;
+}
+
+/** A token is renewed when it expires within this: the same bound `status` warns at. */
+const RENEW_BEFORE_SECONDS = 7 * 24 * 3600;
+
+const clusterSetRef = (namespace: string) => ({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace });
+
+async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** True when the kind is served; a 404 on the collection means it is not. */
+async function clusterSetsServed(api: CustomObjectsApi, namespace: string): Promise<boolean> {
+  try {
+    await api.listNamespacedCustomObject({ ...clusterSetRef(namespace), limit: 1 });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+async function namespaceExists(core: CoreV1Api, name: string): Promise<boolean> {
+  try {
+    await core.readNamespace({ name });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    // Not allowed to read namespaces: the writes will tell.
+    if (httpStatus(err) === 403) return true;
+    throw err;
+  }
+}
+
+async function observeLeader(kc: KubeConfig, request: JoinRequest): Promise<LeaderState> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const served = await clusterSetsServed(custom, request.leaderNamespace);
+  const nsExists = served && await namespaceExists(kc.makeApiClient(CoreV1Api), request.leaderNamespace);
+  const clusterSet = nsExists
+    ? await orUndefined(async () => (await custom.getNamespacedCustomObject({ ...clusterSetRef(request.leaderNamespace), name: request.clusterSet })) as ClusterSet)
+    : undefined;
+  return { clusterSetsServed: served, namespaceExists: nsExists, clusterSet };
+}
+
+async function observeMember(kc: KubeConfig, request: JoinRequest): Promise<MemberState> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const served = await clusterSetsServed(custom, request.memberNamespace);
+  const nsExists = await namespaceExists(core, request.memberNamespace);
+  const clusterSet = served && nsExists
+    ? await orUndefined(async () => (await custom.getNamespacedCustomObject({ ...clusterSetRef(request.memberNamespace), name: request.clusterSet })) as ClusterSet)
+    : undefined;
+  const secret = nsExists ? await orUndefined(() => core.readNamespacedSecret({ namespace: request.memberNamespace, name: request.secretName })) : undefined;
+  const decode = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
+  return {
+    clusterSetsServed: served,
+    namespaceExists: nsExists,
+    clusterSet,
+    secret: secret === undefined ? undefined : { caPem: decode(secret.data?.[LEADER_SECRET_CA_KEY]), token: decode(secret.data?.[LEADER_SECRET_TOKEN_KEY]) },
+  };
+}
+
+/** A client of the leader URL that trusts only the given CA, as the agent's will. */
+function leaderClient(server: string, caPem: string, token?: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'leader', server, caData: Buffer.from(caPem, 'utf8').toString('base64'), skipTLSVerify: false }],
+    users: [{ name: 'member', ...(token !== undefined && { token }) }],
+    contexts: [{ name: 'leader', cluster: 'leader', user: 'member' }],
+    currentContext: 'leader',
+  });
+  return kc;
+}
+
+/** Undefined when the leader URL answers and its certificate chains to the CA; else why not. */
+async function checkLeaderUrl(server: string, caPem: string): Promise<string | undefined> {
+  try {
+    await leaderClient(server, caPem).makeApiClient(VersionApi).getCode();
+    return undefined;
+  } catch (err) {
+    if (isTlsVerificationError(err)) return `the leader CA does not verify ${server}: ${describeError(err)}. Pass the CA that signed the leader's serving certificate (--leader-ca-file), or a URL its certificate names`;
+    const code = networkErrorCode(err);
+    if (code !== undefined) return `the leader at ${server} is unreachable from here (${code}): check --leader-server (the URL members use to reach the leader)`;
+    // /version may be closed to anonymous users; any HTTP answer proves TLS and reachability.
+    if (httpStatus(err) !== undefined) return undefined;
+    return `the leader at ${server} did not answer as a Kubernetes API server: ${describeError(err)}`;
+  }
+}
+
+/** Undefined when the token may read the member's announce on the leader (200 or 404); else why not. */
+async function checkToken(request: JoinRequest, caPem: string, token: string): Promise<string | undefined> {
+  try {
+    await leaderClient(request.leaderServer, caPem, token).makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural,
+      namespace: request.leaderNamespace, name: mcaName(request.clusterID),
+    });
+    return undefined;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    const status = httpStatus(err);
+    if (status === 401) return 'the leader refuses the token (401: expired, revoked, or its ServiceAccount deleted)';
+    if (status === 403) return `the token may not read announces in ${request.leaderNamespace} (403: its ServiceAccount lacks the member Role there)`;
+    return `checking the token against ${request.leaderServer} failed: ${describeError(err)}`;
+  }
+}
+
+/** Why the existing Secret's token cannot be kept, or undefined when it can. */
+async function tokenToReplace(options: JoinOptions, token: string | undefined): Promise<string | undefined> {
+  if (token === undefined || token === '') return 'it has no token';
+  const expiry = tokenExpiry(token);
+  if (expiry !== undefined && 'expiresAtMs' in expiry && expiry.expiresAtMs - Date.now() < RENEW_BEFORE_SECONDS * 1000) {
+    return `its token expires at ${new Date(expiry.expiresAtMs).toISOString()}, within 7 days`;
+  }
+  return await checkToken(options, options.leaderCaPem, token);
+}
+
+async function waitForAccess(options: JoinOptions, token: string): Promise<void> {
+  // A new RoleBinding reaches the leader's authorizer within a moment: a 403 is retried briefly.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const problem = await checkToken(options, options.leaderCaPem, token);
+    if (problem === undefined) return;
+    if (!problem.includes('403') || Date.now() > deadline) throw new JoinFailed(`the new token does not work against ${options.leaderServer}: ${problem}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function waitForReady(options: JoinOptions): Promise<JoinResult['ready']> {
+  const api = options.member.makeApiClient(CustomObjectsApi);
+  const deadline = Date.now() + options.waitSeconds * 1000;
+  let last = '';
+  for (;;) {
+    const cs = await orUndefined(async () => (await api.getNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), name: options.clusterSet })) as ClusterSet);
+    const ready = cs?.status?.conditions?.find((c) => c.type === 'Ready');
+    const shown = ready === undefined ? 'no Ready condition yet (is the agent running in the member?)' : `Ready=${ready.status ?? ''} (${ready.reason ?? ''})${ready.message ? `: ${ready.message}` : ''}`;
+    if (shown !== last) {
+      options.progress(`waiting for ClusterSet ${options.memberNamespace}/${options.clusterSet}: ${shown}`);
+      last = shown;
+    }
+    if (ready?.status === 'True') return { status: 'True', reason: ready.reason ?? '', message: ready.message ?? '' };
+    if (Date.now() >= deadline) {
+      throw new JoinFailed(`ClusterSet ${options.memberNamespace}/${options.clusterSet} is not Ready after ${String(options.waitSeconds)} s: ${shown}. ` +
+        "Everything join writes is in place; 'clusterset-agent status' in the member explains the reason");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+function dryRunManifests(options: JoinOptions, plan: JoinPlan, renew: string | undefined): string {
+  const docs: object[] = [];
+  if (plan.createLeaderClusterSet !== undefined) docs.push({ '# leader': 'created on the leader', ...plan.createLeaderClusterSet });
+  if (!plan.secretExists || renew !== undefined) {
+    docs.push({
+      '# leader': `ServiceAccount ${options.leaderNamespace}/${options.serviceAccount} (${CLUSTER_ID_ANNOTATION}=${options.clusterID}), the Role ${MEMBER_ROLE_NAME} and a RoleBinding, then a token (as leader create-member-token)`,
+    });
+    const secret = memberSecretManifest(options, options.leaderCaPem, '<token issued by join>');
+    docs.push({ '# member': plan.secretExists ? `replaced: ${renew ?? ''}` : 'created in the member', ...secret, data: { ...secret.data, [LEADER_SECRET_TOKEN_KEY]: '<token issued by join>' } });
+  }
+  if (plan.createMemberClusterSet !== undefined) docs.push({ '# member': 'created in the member', ...plan.createMemberClusterSet });
+  if (docs.length === 0) return '# nothing to write: the member has joined already\n';
+  return docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+}
+
+export async function join(options: JoinOptions): Promise<JoinResult> {
+  const [leaderState, memberState] = await Promise.all([observeLeader(options.leader, options), observeMember(options.member, options)]);
+  const plan = planJoin(options, leaderState, memberState, options.leaderCaPem);
+  const urlProblem = await checkLeaderUrl(options.leaderServer, options.leaderCaPem);
+  const refusals = [...(urlProblem === undefined ? [] : [urlProblem]), ...plan.refusals];
+  // A Secret holding another ServiceAccount's token belongs to another membership: never taken over.
+  const subject = tokenSubject(memberState.secret?.token ?? '');
+  if (subject !== undefined && (subject.namespace !== options.leaderNamespace || subject.name !== options.serviceAccount)) {
+    refusals.push(`Secret ${options.memberNamespace}/${options.secretName} in the member holds the token of ServiceAccount ${subject.namespace}/${subject.name}, ` +
+      `not ${options.leaderNamespace}/${options.serviceAccount}: it serves another membership; pass another --secret-name`);
+  }
+  if (refusals.length > 0) throw new JoinRefused(refusals);
+
+  const renew = plan.secretExists ? await tokenToReplace(options, memberState.secret?.token) : undefined;
+  if (options.dryRun) return { plan, wrote: [], manifests: dryRunManifests(options, plan, renew), ready: undefined };
+
+  const wrote: string[] = [];
+  const note = (line: string) => { wrote.push(line); options.progress(line); };
+  // 1. The member's access on the leader, and its token, unless the Secret holds a good one.
+  let token: string | undefined;
+  if (!plan.secretExists || renew !== undefined) {
+    if (renew !== undefined) options.progress(`Secret ${options.memberNamespace}/${options.secretName} needs a new token: ${renew}`);
+    try {
+      const issued = await createMemberToken(options.leader, {
+        memberId: options.clusterID, namespace: options.leaderNamespace, serviceAccount: options.serviceAccount,
+        secretName: options.secretName, memberNamespace: options.memberNamespace,
+        ...(options.durationSeconds !== undefined && { durationSeconds: options.durationSeconds }),
+        log: (line) => {
+          if (/^(created|added|issued|Role .* lacked)/.test(line)) note(`leader: ${line}`);
+          // Its closing advice (apply the Secret, write the ClusterSet) is what join does next.
+          else if (!line.startsWith('apply the Secret')) options.progress(`leader: ${line}`);
+        },
+      });
+      token = issued.token;
+    } catch (err) {
+      // Its checks come before its first write: a refusal leaves both clusters as they were.
+      if (err instanceof MemberTokenError) throw new JoinRefused([err.message]);
+      throw err;
+    }
+    await waitForAccess(options, token);
+  }
+  // 2. The leader's own ClusterSet, when join was told to create it.
+  const custom = { leader: options.leader.makeApiClient(CustomObjectsApi), member: options.member.makeApiClient(CustomObjectsApi) };
+  if (plan.createLeaderClusterSet !== undefined) {
+    await custom.leader.createNamespacedCustomObject({ ...clusterSetRef(options.leaderNamespace), body: plan.createLeaderClusterSet });
+    note(`leader: created ClusterSet ${options.leaderNamespace}/${options.clusterSet} (leader ${plan.leaderClusterID})`);
+  }
+  // 3. The member's Secret and ClusterSet.
+  if (token !== undefined) {
+    const core = options.member.makeApiClient(CoreV1Api);
+    const body = memberSecretManifest(options, options.leaderCaPem, token);
+    if (plan.secretExists) {
+      await core.replaceNamespacedSecret({ namespace: options.memberNamespace, name: options.secretName, body });
+      note(`member: replaced the token in Secret ${options.memberNamespace}/${options.secretName}`);
+    } else {
+      await core.createNamespacedSecret({ namespace: options.memberNamespace, body });
+      note(`member: created Secret ${options.memberNamespace}/${options.secretName}`);
+    }
+  }
+  if (plan.createMemberClusterSet !== undefined) {
+    await custom.member.createNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), body: plan.createMemberClusterSet });
+    note(`member: created ClusterSet ${options.memberNamespace}/${options.clusterSet} (member ${options.clusterID}, leader ${plan.leaderClusterID} at ${options.leaderServer})`);
+  }
+  if (wrote.length === 0) options.progress('everything is in place already: nothing written');
+  const ready = options.waitSeconds > 0 ? await waitForReady(options) : undefined;
+  return { plan, wrote, manifests: undefined, ready };
+}
+
+export interface LeaveOptions {
+  readonly leader: KubeConfig;
+  readonly member: KubeConfig;
+  readonly clusterSet: string;
+  readonly memberNamespace: string;
+  /** Default: the ServiceAccount join created, `member-<clusterID>`. */
+  readonly serviceAccount: string | undefined;
+  readonly waitSeconds: number;
+  readonly progress: (line: string) => void;
+}
+
+export interface LeaveResult {
+  readonly removed: readonly string[];
+}
+
+async function waitGone(read: () => Promise<unknown>, what: string, seconds: number, progress: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  progress(`waiting for ${what} to go`);
+  while ((await orUndefined(read)) !== undefined) {
+    if (Date.now() >= deadline) throw new JoinFailed(`${what} is still there after ${String(seconds)} s: is the agent running in the member? Its leave finalizer withdraws the announce first`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+export async function leave(options: LeaveOptions): Promise<LeaveResult> {
+  const removed: string[] = [];
+  const note = (line: string) => { removed.push(line); options.progress(line); };
+  const custom = options.member.makeApiClient(CustomObjectsApi);
+  const core = options.member.makeApiClient(CoreV1Api);
+  const ref = { ...clusterSetRef(options.memberNamespace), name: options.clusterSet };
+  const cs = await orUndefined(async () => (await custom.getNamespacedCustomObject(ref)) as ClusterSet);
+  if (cs === undefined) throw new JoinRefused([`the member has no ClusterSet ${options.memberNamespace}/${options.clusterSet}: nothing to leave`]);
+  const clusterID = cs.spec?.clusterID ?? '';
+  const leaderNamespace = cs.spec?.namespace ?? '';
+  const secretName = cs.spec?.leaders[0]?.secret;
+  const serviceAccount = options.serviceAccount ?? `member-${clusterID}`;
+  // Checked before the first delete: the ServiceAccount must be this member's.
+  const leaderCore = options.leader.makeApiClient(CoreV1Api);
+  const sa = clusterID === '' ? undefined : await orUndefined(() => leaderCore.readNamespacedServiceAccount({ namespace: leaderNamespace, name: serviceAccount }));
+  const saID = sa?.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
+  if (sa !== undefined && saID !== clusterID) {
+    throw new JoinRefused([`ServiceAccount ${leaderNamespace}/${serviceAccount} on the leader is annotated ${CLUSTER_ID_ANNOTATION}=${JSON.stringify(saID ?? '')}, not this member's ${JSON.stringify(clusterID)}: not removing it (pass --service-account)`]);
+  }
+
+  // 1. The member's ClusterSet: the agent withdraws its announce and exports, then lets it go.
+  if (cs.metadata?.deletionTimestamp === undefined) {
+    await custom.deleteNamespacedCustomObject(ref);
+    note(`member: deleted ClusterSet ${options.memberNamespace}/${options.clusterSet}`);
+  }
+  await waitGone(() => custom.getNamespacedCustomObject(ref), `ClusterSet ${options.memberNamespace}/${options.clusterSet}`, options.waitSeconds, options.progress);
+  // 2. Its Secret, unless another ClusterSet still names it.
+  if (secretName !== undefined && secretName !== '') {
+    const others = ((await custom.listNamespacedCustomObject(clusterSetRef(options.memberNamespace))) as { items: ClusterSet[] }).items
+      .filter((o) => o.spec?.leaders.some((l) => l.secret === secretName));
+    if (others.length > 0) options.progress(`keeping Secret ${options.memberNamespace}/${secretName}: ClusterSet ${others.map((o) => o.metadata?.name ?? '').join(', ')} uses it`);
+    else if (await orUndefined(() => core.deleteNamespacedSecret({ namespace: options.memberNamespace, name: secretName })) !== undefined) {
+      note(`member: deleted Secret ${options.memberNamespace}/${secretName}`);
+    }
+  }
+  // 3. On the leader: the announce if the agent could not withdraw it, then the member's access.
+  const leaderCustom = options.leader.makeApiClient(CustomObjectsApi);
+  const announce = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: leaderNamespace, name: mcaName(clusterID) };
+  if (clusterID !== '' && await orUndefined(() => leaderCustom.deleteNamespacedCustomObject(announce)) !== undefined) {
+    note(`leader: deleted MemberClusterAnnounce ${leaderNamespace}/${mcaName(clusterID)} (the agent had not withdrawn it)`);
+  }
+  if (sa !== undefined) {
+    const rbac = options.leader.makeApiClient(RbacAuthorizationV1Api);
+    if (await orUndefined(() => rbac.deleteNamespacedRoleBinding({ namespace: leaderNamespace, name: serviceAccount })) !== undefined) {
+      note(`leader: deleted RoleBinding ${leaderNamespace}/${serviceAccount}`);
+    }
+    await leaderCore.deleteNamespacedServiceAccount({ namespace: leaderNamespace, name: serviceAccount });
+    note(`leader: deleted ServiceAccount ${leaderNamespace}/${serviceAccount}; every token issued for it is void`);
+  }
+  return { removed };
+}

@@ -1,0 +1,352 @@
+// `clusterset-agent status`: one picture of each ClusterSet a cluster holds, built from the
+// objects the agent and the leader controller already write. Pure: the caller reads the
+// objects (collect.ts) and renders the result (render.ts).
+//
+// A ClusterSet whose leader entry names a server is a member's view of a leader; one without
+// is a leader's own copy (Antrea's convention, antrea-wire.md §1). A cluster may hold both.
+import {
+  CONDITION_TYPE,
+  RE_LABEL_SOURCE_CLUSTER_ID,
+  TIMESTAMP_ANNOTATION,
+  type ClusterSet,
+  type Condition,
+  type MemberClusterAnnounce,
+  type MetaCondition,
+  type ResourceExport,
+  type ResourceImport,
+  type ServiceExport,
+} from '../../common/api/types.js';
+import { lastBeatOf } from '../../leader/liveness.js';
+
+/** A condition as shown: what it says and since when. */
+export interface ConditionView {
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly since: string | undefined;
+}
+
+/** A Warning Event recorded on a ClusterSet, folded by reason. */
+export interface EventView {
+  readonly reason: string;
+  readonly count: number;
+  readonly lastMessage: string;
+  readonly lastSeen: string | undefined;
+}
+
+export interface CredentialView {
+  readonly secret: string;
+  /** RFC 3339, from the token's `exp` claim; undefined when the token carries none. */
+  readonly expiresAt: string | undefined;
+  readonly expiresInSeconds: number | undefined;
+  /** Why the expiry could not be read (Secret missing, no token, not a JWT). */
+  readonly problem: string | undefined;
+}
+
+export interface ServiceExportView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly valid: ConditionView | undefined;
+  readonly conflict: ConditionView | undefined;
+}
+
+export interface MemberClusterSetReport {
+  readonly role: 'member';
+  readonly namespace: string;
+  readonly name: string;
+  readonly clusterID: string;
+  readonly leader: { readonly clusterID: string; readonly server: string; readonly namespace: string };
+  readonly ready: ConditionView | undefined;
+  readonly isLeader: ConditionView | undefined;
+  readonly lastHeartbeat: string | undefined;
+  readonly lastHeartbeatAgeSeconds: number | undefined;
+  readonly credential: CredentialView;
+  readonly imports: { readonly total: number; readonly rejected: number; readonly conflicts: number };
+  /** Warning Events on the ClusterSet (rejected imports, conflicts, failures), newest first. */
+  readonly warnings: readonly EventView[];
+  readonly exports: readonly ServiceExportView[];
+  readonly problems: readonly string[];
+}
+
+export interface MemberView {
+  readonly clusterID: string;
+  readonly ready: ConditionView | undefined;
+  /** RFC 3339 time of the member's last heartbeat (its announce's touch-ts). */
+  readonly lastBeat: string | undefined;
+  readonly lastBeatAgeSeconds: number | undefined;
+  readonly hasAnnounce: boolean;
+}
+
+export interface ExportView {
+  readonly name: string;
+  readonly sourceClusterID: string;
+  readonly kind: string;
+  readonly exportedName: string;
+  /** `Failure` (refused by the leader), `Succeeded`, or `Pending` when the leader has not judged it. */
+  readonly verdict: 'Failure' | 'Succeeded' | 'Pending';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface LeaderClusterSetReport {
+  readonly role: 'leader';
+  readonly namespace: string;
+  readonly name: string;
+  readonly clusterID: string;
+  readonly ready: ConditionView | undefined;
+  readonly totalClusters: number;
+  readonly readyClusters: number;
+  readonly members: readonly MemberView[];
+  readonly exports: { readonly total: number; readonly refused: readonly ExportView[]; readonly pending: number };
+  readonly imports: { readonly total: number; readonly byKind: Readonly<Record<string, number>> };
+  readonly warnings: readonly EventView[];
+  readonly problems: readonly string[];
+}
+
+export type ClusterSetReport = MemberClusterSetReport | LeaderClusterSetReport;
+
+/** A core/v1 Event, as much of it as the report reads. */
+export interface EventInput {
+  readonly type?: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly count?: number;
+  readonly lastTimestamp?: string | Date | null;
+  readonly eventTime?: string | Date | null;
+}
+
+export interface MemberInput {
+  readonly clusterSet: ClusterSet;
+  /** The Secret's `token` (decoded), or a reason it could not be read. */
+  readonly token: { readonly value: string } | { readonly problem: string };
+  readonly events: readonly EventInput[];
+  readonly serviceExports: readonly ServiceExport[];
+  readonly nowMs: number;
+}
+
+export interface LeaderInput {
+  readonly clusterSet: ClusterSet;
+  readonly announces: readonly MemberClusterAnnounce[];
+  readonly exports: readonly ResourceExport[];
+  readonly imports: readonly ResourceImport[];
+  readonly events: readonly EventInput[];
+  readonly nowMs: number;
+}
+
+/** Seven days: below this a credential's expiry is a problem worth reporting. */
+export const CREDENTIAL_WARNING_SECONDS = 7 * 24 * 3600;
+
+export function isMemberClusterSet(cs: ClusterSet): boolean {
+  return (cs.spec?.leaders ?? []).some((l) => (l.server ?? '') !== '');
+}
+
+function conditionView(c: Condition | MetaCondition | undefined): ConditionView | undefined {
+  if (c === undefined) return undefined;
+  return { status: c.status ?? 'Unknown', reason: c.reason ?? '', message: c.message ?? '', since: c.lastTransitionTime || undefined };
+}
+
+function ageSeconds(stamp: string | undefined, nowMs: number): number | undefined {
+  if (stamp === undefined) return undefined;
+  const t = Date.parse(stamp);
+  return Number.isNaN(t) ? undefined : Math.max(0, Math.round((nowMs - t) / 1000));
+}
+
+function stampOf(value: string | Date | null | undefined): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  return typeof value === 'string' ? value : value.toISOString();
+}
+
+/** Warning Events folded by reason (the recorder already folds repeats into `count`), newest first. */
+export function foldWarnings(events: readonly EventInput[]): EventView[] {
+  const byReason = new Map<string, { count: number; lastMessage: string; lastSeen: string | undefined; lastMs: number }>();
+  for (const e of events) {
+    if (e.type !== 'Warning' || e.reason === undefined) continue;
+    const seen = stampOf(e.lastTimestamp) ?? stampOf(e.eventTime);
+    const ms = seen === undefined ? 0 : Date.parse(seen);
+    const entry = byReason.get(e.reason);
+    const count = Math.max(1, e.count ?? 1);
+    if (entry === undefined) {
+      byReason.set(e.reason, { count, lastMessage: e.message ?? '', lastSeen: seen, lastMs: ms });
+    } else {
+      entry.count += count;
+      if (ms >= entry.lastMs) Object.assign(entry, { lastMessage: e.message ?? '', lastSeen: seen, lastMs: ms });
+    }
+  }
+  return [...byReason.entries()]
+    .sort((a, b) => b[1].lastMs - a[1].lastMs || a[0].localeCompare(b[0]))
+    .map(([reason, e]) => ({ reason, count: e.count, lastMessage: e.lastMessage, lastSeen: e.lastSeen }));
+}
+
+/**
+ * The expiry of a ServiceAccount token, read from its `exp` claim. Display only: nothing is
+ * verified, and nothing of the token but that claim leaves this function.
+ */
+export function tokenExpiry(token: string): { expiresAtMs: number } | { problem: string } | undefined {
+  const parts = token.trim().split('.');
+  if (parts.length !== 3) return { problem: 'the token is not a JWT; its expiry cannot be read' };
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8'));
+  } catch {
+    return { problem: 'the token is not a JWT; its expiry cannot be read' };
+  }
+  const exp = (claims as { exp?: unknown } | null)?.exp;
+  if (exp === undefined) return undefined;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { problem: "the token's exp claim is not a number" };
+  return { expiresAtMs: exp * 1000 };
+}
+
+function credentialView(secret: string, token: MemberInput['token'], nowMs: number): CredentialView {
+  if ('problem' in token) return { secret, expiresAt: undefined, expiresInSeconds: undefined, problem: token.problem };
+  const expiry = tokenExpiry(token.value);
+  if (expiry === undefined) return { secret, expiresAt: undefined, expiresInSeconds: undefined, problem: undefined };
+  if ('problem' in expiry) return { secret, expiresAt: undefined, expiresInSeconds: undefined, problem: expiry.problem };
+  return {
+    secret,
+    expiresAt: new Date(expiry.expiresAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    expiresInSeconds: Math.round((expiry.expiresAtMs - nowMs) / 1000),
+    problem: undefined,
+  };
+}
+
+function humanSeconds(seconds: number): string {
+  const abs = Math.abs(seconds);
+  if (abs >= 2 * 86_400) return `${Math.round(abs / 86_400)}d`;
+  if (abs >= 2 * 3600) return `${Math.round(abs / 3600)}h`;
+  if (abs >= 120) return `${Math.round(abs / 60)}m`;
+  return `${abs}s`;
+}
+
+export function memberReport(input: MemberInput): MemberClusterSetReport {
+  const { clusterSet: cs, nowMs } = input;
+  const leader = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '') ?? {};
+  const leaderStatus = cs.status?.clusterStatuses?.find((s) => s.clusterID === leader.clusterID) ?? cs.status?.clusterStatuses?.[0];
+  const ready = conditionView(cs.status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready));
+  const isLeader = conditionView(leaderStatus?.conditions?.find((c) => c.type === CONDITION_TYPE.IsLeader));
+  const lastHeartbeat = leaderStatus?.lastHeartbeatTime;
+  const credential = credentialView(leader.secret ?? '', input.token, nowMs);
+  const imports = { total: cs.status?.imports?.total ?? 0, rejected: cs.status?.imports?.rejected ?? 0, conflicts: cs.status?.imports?.conflicts ?? 0 };
+  const exports = input.serviceExports
+    .map((se) => ({
+      namespace: se.metadata?.namespace ?? '',
+      name: se.metadata?.name ?? '',
+      valid: conditionView(se.status?.conditions?.find((c) => c.type === 'Valid')),
+      conflict: conditionView(se.status?.conditions?.find((c) => c.type === 'Conflict')),
+    }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+
+  const problems: string[] = [];
+  if (ready === undefined) problems.push('no Ready condition yet: is the agent running in this cluster?');
+  else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
+  if (credential.problem !== undefined) problems.push(`credential: ${credential.problem}`);
+  else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds <= 0) {
+    problems.push(`the leader token in Secret ${credential.secret} expired ${humanSeconds(credential.expiresInSeconds)} ago: issue a new one (leader create-member-token)`);
+  } else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds < CREDENTIAL_WARNING_SECONDS) {
+    problems.push(`the leader token in Secret ${credential.secret} expires in ${humanSeconds(credential.expiresInSeconds)}: issue a new one (leader create-member-token)`);
+  }
+  if (imports.rejected > 0) problems.push(`${imports.rejected} import(s) rejected by the member's import policy`);
+  if (imports.conflicts > 0) problems.push(`${imports.conflicts} import(s) conflict with objects the agent does not own`);
+  for (const e of exports) {
+    if (e.conflict?.status === 'True') problems.push(`ServiceExport ${e.namespace}/${e.name} conflicts (${e.conflict.reason}): ${e.conflict.message}`);
+    if (e.valid !== undefined && e.valid.status !== 'True') problems.push(`ServiceExport ${e.namespace}/${e.name} is not valid (${e.valid.reason}): ${e.valid.message}`);
+  }
+  return {
+    role: 'member',
+    namespace: cs.metadata?.namespace ?? '',
+    name: cs.metadata?.name ?? '',
+    clusterID: cs.spec?.clusterID ?? '',
+    leader: { clusterID: leader.clusterID ?? '', server: leader.server ?? '', namespace: cs.spec?.namespace ?? '' },
+    ready,
+    isLeader,
+    lastHeartbeat,
+    lastHeartbeatAgeSeconds: ageSeconds(lastHeartbeat, nowMs),
+    credential,
+    imports,
+    warnings: foldWarnings(input.events),
+    exports,
+    problems,
+  };
+}
+
+const FAILURE = 'Failure';
+const SUCCEEDED = 'Succeeded';
+
+function exportView(re: ResourceExport): ExportView {
+  const conditions = re.status?.conditions ?? [];
+  // Antrea writes a refusal as type Failure with status False (antrea-wire.md §3.5): the type
+  // decides, as in the member's exporter.
+  const failure = conditions.find((c) => c.type === FAILURE || (c.type === SUCCEEDED && c.status === 'False'));
+  const succeeded = conditions.find((c) => c.type === SUCCEEDED && c.status === 'True');
+  const spec = re.spec ?? {};
+  const verdict = failure !== undefined ? 'Failure' : succeeded !== undefined ? 'Succeeded' : 'Pending';
+  const shown = failure ?? succeeded;
+  return {
+    name: re.metadata?.name ?? '',
+    sourceClusterID: re.metadata?.labels?.[RE_LABEL_SOURCE_CLUSTER_ID] ?? spec.clusterID ?? '',
+    kind: spec.kind ?? '',
+    exportedName: spec.namespace ? `${spec.namespace}/${spec.name ?? ''}` : spec.name ?? '',
+    verdict,
+    reason: shown?.reason ?? '',
+    message: shown?.message ?? '',
+  };
+}
+
+export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
+  const { clusterSet: cs, nowMs } = input;
+  const statuses = cs.status?.clusterStatuses ?? [];
+  const announced = new Map(input.announces.map((a) => [a.clusterID ?? '', a]));
+  const ids = new Set([...statuses.map((s) => s.clusterID ?? ''), ...announced.keys()].filter((id) => id !== ''));
+  const members: MemberView[] = [...ids].sort().map((clusterID) => {
+    const announce = announced.get(clusterID);
+    const beat = announce === undefined ? undefined : lastBeatOf(announce);
+    const lastBeat = beat === undefined ? announce?.metadata?.annotations?.[TIMESTAMP_ANNOTATION] : new Date(beat).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return {
+      clusterID,
+      ready: conditionView(statuses.find((s) => s.clusterID === clusterID)?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),
+      lastBeat,
+      lastBeatAgeSeconds: beat === undefined ? undefined : Math.max(0, Math.round((nowMs - beat) / 1000)),
+      hasAnnounce: announce !== undefined,
+    };
+  });
+  const views = input.exports.map(exportView);
+  const refused = views.filter((v) => v.verdict === 'Failure').sort((a, b) => a.name.localeCompare(b.name));
+  const byKind: Record<string, number> = {};
+  for (const ri of input.imports) {
+    const kind = ri.spec?.kind ?? '(none)';
+    byKind[kind] = (byKind[kind] ?? 0) + 1;
+  }
+  const ready = conditionView(cs.status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready));
+  const problems: string[] = [];
+  if (ready === undefined) problems.push('no Ready condition yet: is the leader controller (leader run) running?');
+  else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
+  for (const m of members) {
+    if (!m.hasAnnounce) problems.push(`member ${m.clusterID} has no MemberClusterAnnounce: it left, or never joined`);
+    else if (m.ready?.status !== 'True') problems.push(`member ${m.clusterID} is disconnected${m.ready?.message ? `: ${m.ready.message}` : ''}`);
+  }
+  for (const r of refused) problems.push(`export ${r.name} from ${r.sourceClusterID} refused${r.reason ? ` (${r.reason})` : ''}: ${r.message}`);
+  return {
+    role: 'leader',
+    namespace: cs.metadata?.namespace ?? '',
+    name: cs.metadata?.name ?? '',
+    // A leader's own copy may leave spec.clusterID empty; its leader entry names it then.
+    clusterID: cs.spec?.clusterID !== undefined && cs.spec.clusterID !== '' ? cs.spec.clusterID : cs.spec?.leaders[0]?.clusterID ?? '',
+    ready,
+    totalClusters: cs.status?.totalClusters ?? members.length,
+    readyClusters: cs.status?.readyClusters ?? members.filter((m) => m.ready?.status === 'True').length,
+    members,
+    exports: { total: views.length, refused, pending: views.filter((v) => v.verdict === 'Pending').length },
+    imports: { total: input.imports.length, byKind },
+    warnings: foldWarnings(input.events),
+    problems,
+  };
+}
+
+/** 0 when nothing needs attention, else 3: `status` exits with it, so a script can gate on it. */
+export const EXIT_HEALTHY = 0;
+export const EXIT_NEEDS_ATTENTION = 3;
+
+export function exitCodeOf(reports: readonly ClusterSetReport[]): number {
+  return reports.some((r) => r.problems.length > 0) ? EXIT_NEEDS_ATTENTION : EXIT_HEALTHY;
+}
+
+export { humanSeconds };
