@@ -48,7 +48,7 @@ const LEADER_CONTROLLER_RULES = [
   { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['configmaps'], resourceNames: ['clusterset-member-ids'], verbs: ['get', 'update'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'list', 'watch'] },
 ];
 
 // ---------------------------------------------------------------------------------------------
