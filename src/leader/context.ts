@@ -1,14 +1,14 @@
 // What every leader reconciler shares: the leader namespace, its API clients, the informer
 // caches, and how writes are counted and logged. One place, so each reconciler module holds
 // only its own concern's logic.
-import type { CoreV1Api, CustomObjectsApi, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
+import type { CoreV1Api, CoreV1Event, CustomObjectsApi, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
 import type winston from 'winston';
 import type { ClusterSet, KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../common/api/types.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import type { ResilientInformer } from '../common/kube/informer.js';
 import type { AgentMetrics } from '../common/metrics/metrics.js';
 
-export type LeaderMetrics = Pick<AgentMetrics, 'setLeaderMembers' | 'recordLeaderWrite' | 'recordAggregationError' | 'leaderExportsFrom'>;
+export type LeaderMetrics = Pick<AgentMetrics, 'setLeaderMembers' | 'setLeaderDuplicates' | 'recordLeaderWrite' | 'recordAggregationError' | 'leaderExportsFrom'>;
 
 export interface LeaderInformers {
   readonly announces: ResilientInformer<MemberClusterAnnounce>;
@@ -17,6 +17,8 @@ export interface LeaderInformers {
   readonly clusterSets: ResilientInformer<ClusterSet>;
   readonly serviceAccounts: ResilientInformer<V1ServiceAccount>;
   readonly configMaps: ResilientInformer<V1ConfigMap>;
+  /** Members' `DuplicateClusterID` Events in the leader namespace (field selector: that reason only). */
+  readonly duplicateEvents: ResilientInformer<CoreV1Event>;
 }
 
 export interface LeaderContext extends LeaderInformers {

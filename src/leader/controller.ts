@@ -3,12 +3,13 @@
 //   import:<ResourceImport name>  imports.ts      aggregate the exports feeding it, release finalizers
 //   announce:<name>               announces.ts    finalizer, member GC (announce deleted or stale)
 //   status                        status.ts       liveness → every leader ClusterSet's status
+//                                 (and duplicates.ts: members' DuplicateClusterID Events → a condition, Event, metric)
 //   memberids                     member-ids-reconciler.ts  ServiceAccount cluster IDs → the admission parameter
 //   sweep                         books.ts        at start and every sweep period: labelled imports no
 //                                                 export feeds, exports whose member has no announce
 // Each handler is level-triggered from the informer caches: after a crash or restart the same
 // keys, run again, pick up where the last run stopped.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type CoreV1Event, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
 import type winston from 'winston';
 import {
@@ -36,6 +37,7 @@ import { countVerdicts, importKeyOf } from './aggregate.js';
 import { AnnounceReconciler } from './announces.js';
 import { LEADER_SELECTOR, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanImports } from './books.js';
 import { nameOf, refOf, type LeaderContext, type LeaderMetrics, type Ref } from './context.js';
+import { DUPLICATE_EVENTS_SELECTOR } from './duplicates.js';
 import { ExportIndex } from './export-index.js';
 import { ImportReconciler } from './imports.js';
 import { MemberIdsReconciler } from './member-ids-reconciler.js';
@@ -79,6 +81,7 @@ export class LeaderController {
   readonly clusterSets: ResilientInformer<ClusterSet>;
   readonly serviceAccounts: ResilientInformer<V1ServiceAccount>;
   readonly configMaps: ResilientInformer<V1ConfigMap>;
+  readonly duplicateEvents: ResilientInformer<CoreV1Event>;
   readonly #queue: WorkQueue;
   readonly #index = new ExportIndex();
   readonly #importReconciler: ImportReconciler;
@@ -122,11 +125,21 @@ export class LeaderController {
       watch,
       logger: log,
     });
+    // Only the Events members record about a duplicate cluster ID: a cheap watch however busy the namespace.
+    this.duplicateEvents = new ResilientInformer<CoreV1Event>({
+      name: 'duplicate-cluster-id-events',
+      path: `/api/v1/namespaces/${ns}/events`,
+      list: () => core.listNamespacedEvent({ namespace: ns, fieldSelector: DUPLICATE_EVENTS_SELECTOR }),
+      fieldSelector: DUPLICATE_EVENTS_SELECTOR,
+      watch,
+      logger: log,
+    });
     this.#ctx = {
       ns, log, objects, core,
       events: options.events, metrics: options.metrics, now: options.now ?? Date.now,
       announces: this.announces, exports: this.exports, imports: this.imports,
       clusterSets: this.clusterSets, serviceAccounts: this.serviceAccounts, configMaps: this.configMaps,
+      duplicateEvents: this.duplicateEvents,
     };
     this.#sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     const gcParallelism = options.gcParallelism ?? 8;
@@ -147,7 +160,7 @@ export class LeaderController {
   }
 
   #informers() {
-    return [this.announces, this.exports, this.imports, this.clusterSets, this.serviceAccounts, this.configMaps];
+    return [this.announces, this.exports, this.imports, this.clusterSets, this.serviceAccounts, this.configMaps, this.duplicateEvents];
   }
 
   /** Starts the informers, waits until they synced, then starts the queue (the first sweep included). */
@@ -197,6 +210,7 @@ export class LeaderController {
       });
       this.serviceAccounts.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
       this.configMaps.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
+      this.duplicateEvents.on(event, () => { this.#queue.add(STATUS_KEY); });
     }
   }
 

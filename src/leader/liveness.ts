@@ -70,7 +70,7 @@ export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, t
 }
 
 /** The same condition as before, keeping its transition time: status writes only on change. */
-interface ConditionValue {
+export interface ConditionValue {
   readonly type: string;
   readonly status: 'True' | 'False';
   readonly reason?: string;
@@ -113,6 +113,8 @@ export function leaderClusterSetStatus(
   clusterSet: ClusterSet,
   members: readonly MemberLiveness[],
   nowMs: number,
+  /** Conditions after Ready, present only while they hold (e.g. DuplicateClusterID). */
+  extra: readonly ConditionValue[] = [],
 ): ClusterSetStatus {
   const previous = clusterSet.status;
   const now = rfc3339(nowMs);
@@ -139,7 +141,10 @@ export function leaderClusterSetStatus(
     totalClusters: members.length,
     readyClusters,
     ...(clusterSet.metadata?.generation === undefined ? {} : { observedGeneration: clusterSet.metadata.generation }),
-    conditions: [keepTransition(readyOf(previous?.conditions), overall, now)],
+    conditions: [
+      keepTransition(readyOf(previous?.conditions), overall, now),
+      ...extra.map((c) => keepTransition(previous?.conditions?.find((p) => p.type === c.type), c, now)),
+    ],
     clusterStatuses,
   };
 }

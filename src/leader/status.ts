@@ -10,9 +10,11 @@ import { BeatPeriods, FlapTracker, timeoutProblem } from './beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { lastBeatOf, leaderClusterSetStatus, memberLiveness } from './liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
+import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
 export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
+export const REASON_DUPLICATE_CLUSTER_ID = 'DuplicateClusterID';
 
 export class StatusReconciler {
   readonly #ctx: LeaderContext;
@@ -21,6 +23,8 @@ export class StatusReconciler {
   readonly #flaps: FlapTracker;
   /** clusterID → the timeout problem last reported for it. */
   readonly #reported = new Map<string, string>();
+  /** `<ClusterSet>/<message>` of each duplicate cluster ID reported now: each is said (log, Event) once. */
+  #duplicates = new Set<string>();
 
   constructor(ctx: LeaderContext, memberTimeoutMs: number) {
     this.#ctx = ctx;
@@ -50,13 +54,20 @@ export class StatusReconciler {
     const now = ctx.now();
     const announces = ctx.announces.list(ctx.ns).filter((a) => !isDeleting(a));
     let nextExpiry: number | undefined;
+    const duplicatesNow = new Set<string>();
     for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
-      const members = announces.filter((a) => a.clusterSetID === nameOf(clusterSet)).map((a) => memberLiveness(a, now, this.#timeoutMs));
+      const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
+      const members = own.map((a) => memberLiveness(a, now, this.#timeoutMs));
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }
-      const status = leaderClusterSetStatus(clusterSet, members, now);
+      const duplicates = duplicateReports(ctx.duplicateEvents.list(ctx.ns), own, now);
+      for (const d of duplicates) nextExpiry = Math.min(nextExpiry ?? Infinity, d.expiresAt);
+      this.#reportDuplicates(clusterSet, duplicates, duplicatesNow);
+      const duplicate = duplicateCondition(duplicates);
+      const status = leaderClusterSetStatus(clusterSet, members, now, duplicate === undefined ? [] : [duplicate]);
       ctx.metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
+      ctx.metrics?.setLeaderDuplicates(nameOf(clusterSet), duplicates.length);
       if (sameCanonical(clusterSet.status, status)) continue;
       this.#logTransitions(clusterSet, status.clusterStatuses ?? [], now);
       try {
@@ -70,7 +81,23 @@ export class StatusReconciler {
         throw err;
       }
     }
+    for (const gone of this.#duplicates) {
+      if (!duplicatesNow.has(gone)) ctx.log.info('duplicate cluster ID no longer reported', { clusterSet: gone.slice(0, gone.indexOf('/')), message: gone.slice(gone.indexOf('/') + 1) });
+    }
+    this.#duplicates = duplicatesNow;
     return nextExpiry === undefined ? undefined : { requeueAfterMs: Math.max(0, nextExpiry - now) + EXPIRY_SLACK_MS };
+  }
+
+  /** Says each newly reported duplicate once: a log line and a Warning Event on the leader ClusterSet. Never deletes anything. */
+  #reportDuplicates(clusterSet: ClusterSet, reports: readonly DuplicateReport[], now: Set<string>): void {
+    for (const report of reports) {
+      const message = reportMessage(report);
+      const key = `${nameOf(clusterSet)}/${message}`;
+      now.add(key);
+      if (this.#duplicates.has(key)) continue;
+      this.#ctx.log.warn('two member clusters use one cluster ID', { clusterSet: nameOf(clusterSet), memberClusterID: report.clusterID, holder: report.holder, claimants: report.claimants, message });
+      this.#ctx.events?.record(eventTarget(CLUSTERSET, clusterSet, this.#ctx.ns), 'Warning', REASON_DUPLICATE_CLUSTER_ID, message);
+    }
   }
 
   #logTransitions(clusterSet: ClusterSet, next: readonly ClusterStatus[], now: number): void {

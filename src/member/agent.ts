@@ -2,6 +2,7 @@
 // and their collaborators. No logic lives here; every piece has its own module.
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
+import { clusterIdentity, readNamespaceUid } from './announce/cluster-identity.js';
 import { heartbeatCron, heartbeatOffsetSeconds, type AgentConfig } from '../common/config/config.js';
 import { createEventRecorder, flushThenStop, type BufferedEventRecorder } from '../common/events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
@@ -76,6 +77,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     },
     onClusterSetGone: (name) => metrics?.forget(name),
     onTokenExpiry: (name, leader, expiresAtMs) => metrics?.setTokenExpiry(name, leader, expiresAtMs),
+    clusterUid: clusterIdentity(readNamespaceUid(kubeConfig), logger),
   });
   await imports.start();
   await exports.start();

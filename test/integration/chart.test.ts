@@ -48,7 +48,7 @@ const LEADER_CONTROLLER_RULES = [
   { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['configmaps'], resourceNames: ['clusterset-member-ids'], verbs: ['get', 'update'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch', 'list', 'watch'] },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -510,6 +510,7 @@ async function exportedMetrics(): Promise<Map<string, Set<string>>> {
   m.recordRejection('cs', 'deniedNamespace');
   m.setElected(true);
   m.setLeaderMembers('cs', 1, 2);
+  m.setLeaderDuplicates('cs', 1);
   m.leaderExportsFrom(() => ({ accepted: 2, refused: 1, pending: 0 }));
   m.recordAggregationError('Conflict');
   m.recordLeaderWrite('resourceimports', 'create');
@@ -663,7 +664,7 @@ describe('Helm chart: metrics Service, monitors, alerts and anti-affinity', () =
     // Only the leader's rules: the member alerts watch series a leader never has.
     assert.deepEqual(docs.filter((d) => d.kind === 'PrometheusRule').map((d) => d.metadata.name), [`${FULLNAME}-leader`]);
     const rules = (find(docs, 'PrometheusRule', `${FULLNAME}-leader`) as PrometheusRule).spec.groups.flatMap((g) => g.rules);
-    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetNoReadyMember', 'ClusterSetMemberDisconnected', 'ClusterSetExportsRefused', 'ClusterSetAggregationErrors']);
+    assert.deepEqual(rules.map((r) => r.alert), ['ClusterSetNoReadyMember', 'ClusterSetMemberDisconnected', 'ClusterSetExportsRefused', 'ClusterSetDuplicateClusterID', 'ClusterSetAggregationErrors']);
     const exported = await exportedMetrics();
     for (const r of rules) {
       const parsed = promql(r.expr);

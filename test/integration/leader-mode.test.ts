@@ -3,6 +3,7 @@
 // chart's own ServiceAccount (its Role, nothing else), behind the chart's admission policies.
 // Liveness from touch-ts (also across a leader restart), announce admission, aggregation of
 // exports into imports (merge, port conflict, un-export), a restart that rewrites nothing,
+// a second member cluster configured with east's cluster ID (a third member control plane),
 // and a member leaving.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +16,7 @@ import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/member/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
-import { parseMetrics, readAuditEvents, sampleValue } from '../harness/agent-process.js';
+import { parseMetrics, readAuditEvents, sampleValue, type AuditEvent } from '../harness/agent-process.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
   installCrds,
@@ -33,6 +34,17 @@ const RELEASE_NS = 'csa-leader';
 const LEADER_SA = 'csa-leader-clusterset-agent';
 const converge = { timeoutMs: 20_000, intervalMs: 100 };
 
+/** The `jti` of a ServiceAccount token: the apiserver's audit log names the credential of each request by it. */
+function tokenId(token: string): string {
+  const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { jti?: string };
+  return payload.jti ?? assert.fail('the token has no jti');
+}
+
+function credentialOf(e: AuditEvent): string | undefined {
+  const extra = (e.user as { extra?: Record<string, string[]> }).extra;
+  return extra?.['authentication.kubernetes.io/credential-id']?.[0];
+}
+
 interface Member {
   readonly id: string;
   readonly cp: ControlPlane;
@@ -49,6 +61,7 @@ describe('leader run: this project as the leader', () => {
   let leaderToken = '';
   let leaderMetrics = new AgentMetrics({ defaultMetrics: false });
   let eastReadySince = '';
+  let twin: Member | undefined;
 
   const leaderCustom = () => leader.adminConfig().makeApiClient(CustomObjectsApi);
   const ref = (d: { group: string; version: string; plural: string }) => ({ group: d.group, version: d.version, plural: d.plural, namespace: LEADER_NS });
@@ -120,12 +133,13 @@ describe('leader run: this project as the leader', () => {
     await Promise.all(Object.values(members).map((m) => waitForReady(m.cp, CLUSTERSET_ID, 'True', 'Connected', 30_000)));
   });
   after(async () => {
-    await Promise.all(Object.values(members).map(async (m) => { await m.agent?.stop(); }));
+    await Promise.all([...Object.values(members), ...(twin ? [twin] : [])].map(async (m) => { await m.agent?.stop(); }));
     await stopLeader();
-    await Promise.all([leader.stop(), ...Object.values(members).map((m) => m.cp.stop())]);
+    await Promise.all([leader.stop(), ...Object.values(members).map((m) => m.cp.stop()), twin?.cp.stop()]);
   });
-  onFailureShowLogs(() => [leader, members.east.cp, members.west.cp], () =>
-    `--- leader log ---\n${leaderLog.text()}\n--- east log ---\n${members.east.log.text()}\n--- west log ---\n${members.west.log.text()}`);
+  onFailureShowLogs(() => [leader, members.east.cp, members.west.cp, ...(twin ? [twin.cp] : [])], () =>
+    `--- leader log ---\n${leaderLog.text()}\n--- east log ---\n${members.east.log.text()}\n--- west log ---\n${members.west.log.text()}` +
+    (twin ? `\n--- east twin log ---\n${twin.log.text()}` : ''));
 
   it('admits both members, finalizes their announces and reports them Ready in Antrea\'s status shape', async () => {
     const cs = await waitFor('leader ClusterSet with two ready members', async () => {
@@ -301,6 +315,74 @@ describe('leader run: this project as the leader', () => {
     await writeLeaderSecret(members.west.cp, 'leader-token', { caPem: leader.caPem, token: members.west.token });
     await waitForReady(members.west.cp, CLUSTERSET_ID, 'True', 'Connected', 30_000);
     await waitFor('west Ready again on the leader', async () => memberReady(await leaderClusterSet(), 'west')?.status === 'True', converge);
+  });
+
+  it('a second member cluster with east\'s cluster ID: DuplicateClusterID, 0 writes to east\'s announce and exports, reported by the leader; it takes over once east stops', async () => {
+    const east = members.east;
+    const kubeSystemUid = async (cp: ControlPlane) => (await cp.adminConfig().makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' })).metadata?.uid ?? assert.fail('kube-system uid');
+    const eastUid = await kubeSystemUid(east.cp);
+    const eastAnnounce = async () => (await leaderCustom().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-east' })) as MemberClusterAnnounce;
+    const duplicateCondition = async () => (await leaderClusterSet()).status?.conditions?.find((c) => c.type === 'DuplicateClusterID');
+    const duplicateMetric = async () => sampleValue(parseMetrics(await leaderMetrics.metrics()), 'clusterset_agent_leader_duplicate_cluster_ids', { clusterset: CLUSTERSET_ID });
+    const eastExports = ((await leaderCustom().listNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), labelSelector: 'sourceClusterID=east' })) as { items: ResourceExport[] }).items
+      .map((re) => re.metadata?.name ?? '').sort();
+    assert.ok(eastExports.length >= 2, `east exports (${eastExports.join(', ')})`);
+    await waitFor('east\'s announce stamped with its identity', async () => (await eastAnnounce()).metadata?.annotations?.['multicluster.clusterset-agent.io/cluster-uid'] === eastUid, converge);
+
+    // Another cluster, configured with cluster ID east and a copy of east's credentials (the same ServiceAccount).
+    const cp = await startControlPlane('east-twin');
+    await installCrds(cp);
+    await createNamespace(cp.adminConfig(), AGENT_NS);
+    const token = await issueToken(leader.adminConfig(), LEADER_NS, 'member-east');
+    const twinCredential = `JTI=${tokenId(token)}`;
+    await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token });
+    await createClusterSet(cp, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
+    const twinUid = await kubeSystemUid(cp);
+    const joined: Member = { id: 'east', cp, agent: undefined, log: capturedLogger(), token };
+    twin = joined;
+    await startMember(joined);
+    const refused = await waitForReady(cp, CLUSTERSET_ID, 'False', 'DuplicateClusterID', 30_000);
+    const message = refused.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    assert.match(message, new RegExp(`held by cluster ${eastUid} \\(last heartbeat \\d{4}-.*\\), this cluster is ${twinUid}\\. This cluster writes nothing to the leader`));
+    const reported = await waitFor('the leader reports the duplicate', duplicateCondition, converge);
+    assert.equal(reported.status, 'True');
+    assert.equal(reported.message, `cluster ID east is used by 2 member clusters: ${eastUid} holds its announce; ${twinUid} reported DuplicateClusterID and writes nothing to the leader. Give each member cluster its own cluster ID`);
+    assert.equal(await duplicateMetric(), 1);
+    assert.match(leaderLog.text(), /two member clusters use one cluster ID/);
+
+    // Through three more of the twin's beats: east stays the holder, Ready, with all its exports.
+    const until = Date.now() + 3 * INTERVAL_S * 1000;
+    await waitFor('three beats to pass', () => Date.now() >= until, { timeoutMs: 10_000, intervalMs: 100 });
+    await waitForReady(east.cp, CLUSTERSET_ID, 'True', 'Connected', 1_000);
+    assert.equal(memberReady(await leaderClusterSet(), 'east')?.status, 'True');
+    assert.equal((await eastAnnounce()).metadata?.annotations?.['multicluster.clusterset-agent.io/cluster-uid'], eastUid);
+    for (const name of eastExports) assert.ok(await getRE(name), `${name} kept`);
+    const twinRequests = readAuditEvents(leader.auditLogPath, (e) => credentialOf(e) === twinCredential);
+    assert.ok(twinRequests.length > 0, 'the audit log names the twin\'s credential (user.extra credential-id)');
+    const writes = twinRequests.filter((e) => ['create', 'update', 'patch', 'delete', 'deletecollection'].includes(e.verb)).map((e) => `${e.verb} ${e.objectRef?.resource ?? ''}`);
+    assert.deepEqual(writes, ['create events'], 'the twin wrote one Event and nothing else: no announce write, no export write or delete');
+    assert.ok(twinRequests.filter((e) => e.verb === 'get' && e.objectRef?.resource === 'memberclusterannounces').length >= 3, 'a GET of the announce per beat');
+
+    // East stops: one takeover window (3 beats) after its last beat the twin holds the ID.
+    await east.agent?.stop();
+    east.agent = undefined;
+    const stoppedAt = Date.now();
+    await waitForReady(cp, CLUSTERSET_ID, 'True', 'Connected', 30_000);
+    const took = Date.now() - stoppedAt;
+    assert.ok(took >= 2 * INTERVAL_S * 1000 && took <= 5 * INTERVAL_S * 1000 + 2_000, `took over after ${String(took)} ms (window ${String(3 * INTERVAL_S)} s after east's last beat)`);
+    assert.equal((await eastAnnounce()).metadata?.annotations?.['multicluster.clusterset-agent.io/cluster-uid'], twinUid);
+    await waitFor('the leader\'s report cleared (the reporter holds the ID now)', async () => (await duplicateCondition()) === undefined, converge);
+    assert.equal(await duplicateMetric(), 0);
+
+    // Back as it was: the twin goes, east takes the ID back after the window and exports again.
+    await joined.agent?.stop();
+    joined.agent = undefined;
+    await startMember(east);
+    await waitForReady(east.cp, CLUSTERSET_ID, 'True', 'Connected', 30_000);
+    await waitFor('east\'s exports back', async () => (await Promise.all(eastExports.map((n) => getRE(n)))).every((re) => re !== undefined), converge);
+    await waitFor('east Ready again on the leader', async () => memberReady(await leaderClusterSet(), 'east')?.status === 'True', converge);
+    await cp.stop();
+    twin = undefined;
   });
 
   it('a member that leaves takes its exports with it, and the other member un-imports them', async () => {

@@ -186,6 +186,18 @@ export const ANNOTATION_TRUE = 'true';
  */
 export const ENDPOINT_SOURCES_ANNOTATION = 'multicluster.clusterset-agent.io/endpoint-sources';
 
+/**
+ * On a MemberClusterAnnounce written by this project's member: which Kubernetes cluster wrote it
+ * (the UID of that cluster's `kube-system` Namespace, which lives as long as the cluster). Two
+ * clusters configured with one cluster ID share the announce's name; this tells them apart.
+ * Antrea's leader and member ignore it. Also on the `DuplicateClusterID` Event a member records.
+ */
+export const CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/cluster-uid';
+/** On a `DuplicateClusterID` Event: the identity ({@link CLUSTER_UID_ANNOTATION}) of the cluster that holds the announce. */
+export const HOLDER_CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/holder-cluster-uid';
+/** Reason of the member's Ready condition, and of the Events member and leader record, for two clusters with one cluster ID. */
+export const DUPLICATE_CLUSTER_ID_REASON = 'DuplicateClusterID';
+
 /** Annotation on the member's ServiceAccount in the leader Namespace binding it to a cluster ID (leaders ≥ v2.7). */
 export const CLUSTER_ID_ANNOTATION = 'multicluster.antrea.io/cluster-id';
 /** Annotation set by antctl on ServiceAccounts it created (value "true"). */

@@ -56,6 +56,7 @@ export interface ListWatchFactoryArgs<T extends KubernetesObject> {
   readonly watch: WatchLike;
   readonly list: () => Promise<KubernetesListObject<T>>;
   readonly labelSelector: string | undefined;
+  readonly fieldSelector?: string | undefined;
   /** Timer for the inner reconnect delay, driven by the informer's clock. */
   readonly delay: (ms: number) => Promise<void>;
 }
@@ -68,7 +69,7 @@ export function createListWatch<T extends KubernetesObject>(args: ListWatchFacto
   // ListWatch only calls `watch.watch`, but its parameter type is the `Watch` class, whose private
   // members make a structural stand-in impossible to type without a cast.
   const watch = args.watch as unknown as Watch;
-  return new ListWatch<T>(args.path, watch, args.list, false, args.labelSelector, undefined, {
+  return new ListWatch<T>(args.path, watch, args.list, false, args.labelSelector, args.fieldSelector, {
     delayFn: args.delay,
   });
 }
@@ -83,6 +84,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   readonly watch: WatchLike;
   /** Applied to watch requests only (ListWatch does not pass it to `list`). */
   readonly labelSelector?: string;
+  /** Applied to watch requests only, as labelSelector: `list` must apply the same one. */
+  readonly fieldSelector?: string;
   /** @default a logger that drops everything */
   readonly logger?: InformerLogger;
   /**
@@ -222,6 +225,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       watch: { watch: this.#proxyWatch },
       list: () => this.#list(),
       labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
       delay: (ms) => this.#delay(ms),
     });
     this.#inner.on('add', (obj) => {

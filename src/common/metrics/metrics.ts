@@ -15,6 +15,7 @@
 // | clusterset_agent_apiserver_throttled_requests_total | counter | (none)                      |
 // | clusterset_agent_apiserver_throttled_seconds_total  | counter | (none)                      |
 // | clusterset_agent_leader_members                  | gauge     | clusterset, state (leader)  |
+// | clusterset_agent_leader_duplicate_cluster_ids    | gauge     | clusterset (leader)         |
 // | clusterset_agent_leader_exports                  | gauge     | verdict (leader)            |
 // | clusterset_agent_leader_aggregation_errors_total | counter   | reason (leader)             |
 // | clusterset_agent_leader_writes_total             | counter   | resource, verb (leader)     |
@@ -66,6 +67,7 @@ export class AgentMetrics {
   readonly #rejections: Counter<'clusterset' | 'rule'>;
   readonly #isLeader: Gauge;
   readonly #leaderMembers: Gauge<'clusterset' | 'state'>;
+  readonly #leaderDuplicates: Gauge<'clusterset'>;
   readonly #leaderWrites: Counter<'resource' | 'verb'>;
   #leaderExportsSource: (() => LeaderExportCounts) | undefined;
   readonly #aggregationErrors: Counter<'reason'>;
@@ -157,6 +159,12 @@ export class AgentMetrics {
       name: `${PREFIX}leader_members`,
       help: 'leader run: member clusters of a leader ClusterSet, by liveness state (ready|disconnected).',
       labelNames: ['clusterset', 'state'] as const,
+      registers,
+    });
+    this.#leaderDuplicates = new Gauge({
+      name: `${PREFIX}leader_duplicate_cluster_ids`,
+      help: 'leader run: cluster IDs of a leader ClusterSet that two or more member clusters use (reported by a member as DuplicateClusterID).',
+      labelNames: ['clusterset'] as const,
       registers,
     });
     const leaderExports = () => this.#leaderExportsSource?.();
@@ -282,6 +290,12 @@ export class AgentMetrics {
       this.#leaderMembers.set(labels, value);
       this.#track(clusterSet, this.#leaderMembers, labels);
     }
+  }
+
+  setLeaderDuplicates(clusterSet: string, clusterIDs: number): void {
+    const labels = { clusterset: clusterSet };
+    this.#leaderDuplicates.set(labels, clusterIDs);
+    this.#track(clusterSet, this.#leaderDuplicates, labels);
   }
 
   /** leader run: where to read, when scraped, how many ResourceExports the leader accepted, refused, or has not judged yet. */

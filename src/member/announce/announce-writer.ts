@@ -15,7 +15,11 @@
 // (or two member clusters) with the same ID would share it. An announce whose clusterSetID
 // is not ours is never overwritten or deleted, and a delete carries our copy's uid as a
 // precondition, so it cannot remove an announce that replaced ours meanwhile.
-import { mcaName, MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../common/api/types.js';
+// Two member clusters with one ID: every write stamps this cluster's identity, and an announce
+// we find (first sight, 409, AlreadyExists) stamped by another cluster that beat within the
+// takeover window is not written (holder.ts); the steady-state PUT stays the only request.
+import { CLUSTER_UID_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../common/api/types.js';
+import { judgeHolder, takeoverWindowMs, type HolderVerdict } from './holder.js';
 import { apiStatus, isAlreadyExists, isConflict, isNamespaceNotFound, isNotFound } from '../../common/kube/errors.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 
@@ -44,6 +48,14 @@ export class AnnounceOwnedElsewhereError extends Error {
   }
 }
 
+/** Another member cluster with our cluster ID holds the announce (it beat within the takeover window): we write nothing. */
+export class AnnounceHeldElsewhereError extends Error {
+  constructor(readonly announce: string, readonly holder: string, readonly holderLastBeatMs: number, readonly ours: string | undefined) {
+    super(`announce ${announce} is held by member cluster ${holder} (last heartbeat ${new Date(holderLastBeatMs).toISOString()}), not by this cluster ${ours ?? '(identity unknown)'}`);
+    this.name = 'AnnounceHeldElsewhereError';
+  }
+}
+
 /** The leader answered a write with an announce that is not the one we wrote. */
 export class AnnounceMismatchError extends Error {
   constructor(detail: string) {
@@ -52,16 +64,50 @@ export class AnnounceMismatchError extends Error {
   }
 }
 
-export type LeaveResult = 'deleted' | 'absent' | 'owned-elsewhere';
+export type LeaveResult = 'deleted' | 'absent' | 'owned-elsewhere' | 'held-elsewhere';
+
+export interface AnnounceWriterOptions {
+  /** How long another cluster's last beat keeps the announce its own. @default three 10 s beats */
+  readonly takeoverWindowMs?: number;
+  /** We took the announce over from another cluster whose beats had stopped. */
+  readonly onTakeOver?: (previous: string, lastBeatMs: number | undefined) => void;
+}
 
 export class AnnounceWriter {
   private last: MemberClusterAnnounce | undefined;
   private lastStamp = '';
+  private clusterUid: string | undefined;
+  private readonly windowMs: number;
 
-  constructor(private readonly identity: AnnounceIdentity, private readonly now: () => Date = () => new Date()) {}
+  constructor(private readonly identity: AnnounceIdentity, private readonly now: () => Date = () => new Date(), private readonly options: AnnounceWriterOptions = {}) {
+    this.windowMs = options.takeoverWindowMs ?? takeoverWindowMs(10_000);
+  }
 
   get name(): string {
     return mcaName(this.identity.clusterID);
+  }
+
+  /** This cluster's identity (kube-system Namespace UID), stamped on every write from now on. */
+  setClusterUid(uid: string | undefined): void {
+    this.clusterUid = uid;
+  }
+
+  /**
+   * Whether the announce on the leader is held by another member cluster now (one GET). Leaving
+   * must then delete nothing: neither that cluster's announce nor the exports under our shared ID.
+   */
+  async heldElsewhere(api: LeaderApi): Promise<boolean> {
+    try {
+      const current = await call('get', () => api.getAnnounce(this.name));
+      return this.judge(current).op === 'held-elsewhere';
+    } catch (err) {
+      if (err instanceof AnnounceError && isObjectNotFound(err.cause)) return false;
+      throw err;
+    }
+  }
+
+  private judge(announce: MemberClusterAnnounce): HolderVerdict {
+    return judgeHolder(announce, this.clusterUid, this.now().getTime(), this.windowMs);
   }
 
   /** One heartbeat through `api`. Throws AnnounceError naming the failed call, or an ownership error. */
@@ -97,6 +143,7 @@ export class AnnounceWriter {
         }
       }
       if (target.clusterSetID !== this.identity.clusterSetID) return this.forget('owned-elsewhere');
+      if (this.judge(target).op === 'held-elsewhere') return this.forget('held-elsewhere');
       const uid = target.metadata?.uid;
       try {
         await call('delete', () => api.deleteAnnounce(this.name, uid));
@@ -131,6 +178,12 @@ export class AnnounceWriter {
       this.last = undefined;
       throw new AnnounceOwnedElsewhereError(this.name, current.clusterSetID ?? '', this.identity.clusterSetID);
     }
+    const verdict = this.judge(current);
+    if (verdict.op === 'held-elsewhere') {
+      this.last = undefined;
+      throw new AnnounceHeldElsewhereError(this.name, verdict.holder, verdict.lastBeatMs, this.clusterUid);
+    }
+    if (verdict.op === 'take-over') this.options.onTakeOver?.(verdict.previous, verdict.lastBeatMs);
     return this.accept(await call('update', () => api.replaceAnnounce(this.stamp(current))));
   }
 
@@ -179,9 +232,12 @@ export class AnnounceWriter {
     // turns into a no-op the leader never sees.
     if (stamp <= this.lastStamp) stamp = new Date(Date.parse(this.lastStamp) + 1).toISOString();
     this.lastStamp = stamp;
+    // Without our identity we drop the stamp we took over: our beats must not vouch for another cluster.
+    const { [CLUSTER_UID_ANNOTATION]: _previous, ...others } = base.metadata?.annotations ?? {};
+    const annotations = { ...others, [TIMESTAMP_ANNOTATION]: stamp, ...(this.clusterUid !== undefined && { [CLUSTER_UID_ANNOTATION]: this.clusterUid }) };
     return {
       ...base,
-      metadata: { ...base.metadata, name: this.name, annotations: { ...base.metadata?.annotations, [TIMESTAMP_ANNOTATION]: stamp } },
+      metadata: { ...base.metadata, name: this.name, annotations },
       clusterID: this.identity.clusterID,
       clusterSetID: this.identity.clusterSetID,
       leaderClusterID: this.identity.leaderClusterID,

@@ -68,6 +68,8 @@ export interface ClusterSetControllerOptions {
   readonly createApi?: (credentials: Parameters<typeof createLeaderApi>[0], namespace: string) => LeaderApi;
   /** The client budget of each leader API client (apiClient.leaderQPS/leaderBurst). @default no limit */
   readonly leaderBudget?: BudgetSettings;
+  /** This member cluster's identity, stamped on every announce (see announce/cluster-identity.ts). */
+  readonly clusterUid?: () => Promise<string | undefined>;
 }
 
 interface ManagedArea {
@@ -308,6 +310,7 @@ export class ClusterSetController {
       logger: log.child({ leader: target.leaderClusterID, leaderNamespace: target.leaderNamespace }),
       ...(importer ? { importer } : {}),
       ...(exporter ? { exporter } : {}),
+      ...(this.options.clusterUid ? { clusterUid: this.options.clusterUid } : {}),
       // Carry conditions over a restart, so their transition times (and Ready) do not reset.
       initial: {
         ...(ready?.status && ready.lastTransitionTime ? { ready: { ...ready, type: 'Ready', status: ready.status, lastTransitionTime: ready.lastTransitionTime } } : {}),

@@ -36,6 +36,8 @@ export interface LeaderApi {
    * leader's finalizer keeps it (deletionTimestamp set) until the leader has cleaned up.
    */
   deleteResourceExport(name: string, uid?: string): Promise<void>;
+  /** Records an Event in the leader namespace (the member Role grants `events create`, nothing more). */
+  createEvent(body: LeaderEvent): Promise<void>;
   /** For informers: the collection path and a watch bound to the same connection pool. */
   readonly resourceImportsPath: string;
   /** Validated: every event object must be a ResourceImport of the leader namespace. */
@@ -51,6 +53,23 @@ export interface LeaderApi {
   servesMulticlusterGroup(): Promise<boolean>;
   /** Closes idle keep-alive connections; the api must not be used afterwards. */
   close(): void;
+}
+
+/** A core/v1 Event about an object of the leader namespace, as a member records it there. */
+export interface LeaderEvent {
+  readonly apiVersion: 'v1';
+  readonly kind: 'Event';
+  readonly metadata: { readonly name: string; readonly annotations?: Readonly<Record<string, string>> };
+  readonly involvedObject: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly namespace: string; readonly uid?: string };
+  readonly reason: string;
+  readonly message: string;
+  readonly type: 'Normal' | 'Warning';
+  readonly source: { readonly component: string };
+  readonly reportingComponent: string;
+  readonly reportingInstance: string;
+  readonly firstTimestamp: string;
+  readonly lastTimestamp: string;
+  readonly count: number;
 }
 
 // A full list of thousands of ResourceImports legitimately takes longer than a heartbeat.
@@ -166,6 +185,12 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
       return client.request<ResourceExport>('PUT', exportPath(name), { body, expect: resourceExport(name) });
     },
     deleteResourceExport: (name, uid) => deleteObject(RESOURCE_EXPORT, exportPath(name), name, uid),
+    createEvent: async (body) => {
+      await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+        body,
+        expect: (obj) => kindProblem(obj, 'Event', 'v1') ?? (isRecord(obj.metadata) && obj.metadata.name === body.metadata.name ? undefined : `expected Event ${show(body.metadata.name)}`),
+      });
+    },
     async servesMulticlusterGroup() {
       const list = await client.request<{ groups?: { name?: string; versions?: { version?: string }[] }[] }>('GET', '/apis', {
         expect: (obj) => kindProblem(obj, 'APIGroupList', 'v1') ?? (Array.isArray(obj.groups) ? undefined : 'expected a list of groups'),

@@ -15,13 +15,16 @@
 // no extra requests and no Ready transition.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  AnnounceError, AnnounceMismatchError, AnnounceOwnedElsewhereError, AnnounceWriter, type AnnounceIdentity, type LeaveResult,
+  AnnounceError, AnnounceHeldElsewhereError, AnnounceMismatchError, AnnounceOwnedElsewhereError, AnnounceWriter, type AnnounceIdentity, type LeaveResult,
 } from '../announce/announce-writer.js';
 import { Heartbeat } from '../announce/heartbeat.js';
+import { duplicateMessage, shouldReportDuplicate, takeoverWindowMs } from '../announce/holder.js';
 import { classifyLeaderError, isRetryableLeaderError } from '../conditions/classify.js';
 import { LeaderConditions, type LeaderConditionsSnapshot } from '../conditions/leader-conditions.js';
 import { failure, FailureReason, type Failure } from '../conditions/reasons.js';
-import { MEMBER_CLUSTER_ANNOUNCE } from '../../common/api/types.js';
+import {
+  CLUSTER_UID_ANNOTATION, DUPLICATE_CLUSTER_ID_REASON, HOLDER_CLUSTER_UID_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE,
+} from '../../common/api/types.js';
 import { Backoff } from '../../common/runtime/backoff.js';
 import { apiStatus, describeError, httpStatus } from '../../common/kube/errors.js';
 import { AreaEvents, type TrustLost } from './area-events.js';
@@ -71,7 +74,7 @@ export interface LeaderLink {
 const TRUST_LOSING: ReadonlySet<string> = new Set([
   FailureReason.SecretNotFound, FailureReason.SecretInvalid, FailureReason.InvalidServerURL, FailureReason.InvalidSpec,
   FailureReason.TLSVerificationFailed, FailureReason.Unauthorized, FailureReason.Forbidden, FailureReason.AdmissionDenied,
-  FailureReason.UnexpectedResponse, FailureReason.DuplicateMembership,
+  FailureReason.UnexpectedResponse, FailureReason.DuplicateMembership, FailureReason.DuplicateClusterID,
 ]);
 
 export interface RemoteCommonAreaOptions {
@@ -89,6 +92,14 @@ export interface RemoteCommonAreaOptions {
   /** Publishes this member's exports to the leader; withdrawn (leave) before the announce is deleted. */
   readonly exporter?: LeaderLink;
   readonly initial?: ConstructorParameters<typeof LeaderConditions>[0]['initial'];
+  /**
+   * This member cluster's identity (its kube-system Namespace UID), stamped on the announce so
+   * that two clusters configured with one cluster ID are told apart; undefined when it cannot be
+   * read (asked again at the next beat until it can).
+   */
+  readonly clusterUid?: () => Promise<string | undefined>;
+  /** How long another cluster's last beat keeps the announce its own. @default three heartbeat intervals */
+  readonly takeoverWindowMs?: number;
   readonly now?: () => Date;
   readonly random?: () => number;
 }
@@ -109,6 +120,10 @@ export class RemoteCommonArea {
   /** The uid of our announce at the last accepted beat: a new one means it was created again. */
   private announceUid: string | undefined;
   private stopped = false;
+  private clusterUid: string | undefined;
+  private readonly takeoverWindowMs: number;
+  /** The last DuplicateClusterID Event recorded on the leader, to repeat it only every few minutes. */
+  private duplicateReported: { atMs: number; holder: string } | undefined;
 
   constructor(private readonly options: RemoteCommonAreaOptions) {
     this.events = new AreaEvents((err) => { options.logger.warn('area event listener failed', { error: describeError(err) }); });
@@ -118,7 +133,15 @@ export class RemoteCommonArea {
       ...(options.now ? { now: options.now } : {}),
       ...(options.initial ? { initial: options.initial } : {}),
     });
-    this.writer = new AnnounceWriter(options.identity, options.now);
+    this.takeoverWindowMs = options.takeoverWindowMs ?? takeoverWindowMs(options.intervalMs);
+    this.writer = new AnnounceWriter(options.identity, options.now, {
+      takeoverWindowMs: this.takeoverWindowMs,
+      onTakeOver: (previous, lastBeatMs) => {
+        options.logger.warn('took over the announce from another member cluster with this cluster ID whose heartbeats stopped', {
+          previousCluster: previous, previousLastHeartbeat: lastBeatMs === undefined ? 'never' : new Date(lastBeatMs).toISOString(), cluster: this.clusterUid,
+        });
+      },
+    });
     this.heartbeat = new Heartbeat({
       cron: options.heartbeatCron,
       name: `announce-${options.identity.clusterSetID}-${options.identity.leaderClusterID}`,
@@ -197,6 +220,12 @@ export class RemoteCommonArea {
       return 'never-joined';
     }
     if (!this.api) throw new Error(`cannot delete the announce on leader ${this.leaderClusterID}: ${this.configProblem?.message ?? 'no credentials'}`);
+    // Another cluster with our ID holds the announce: the exports under that ID are its own.
+    await this.resolveClusterUid();
+    if (await this.writer.heldElsewhere(this.api)) {
+      this.options.logger.warn('leaving: another member cluster with this cluster ID holds the announce; its announce and exports are left in place', { announce: this.writer.name });
+      return 'held-elsewhere';
+    }
     // Our exports first, in our own words; a leader also drops them once the announce is gone.
     await this.options.exporter?.leave(this.api);
     try {
@@ -246,6 +275,8 @@ export class RemoteCommonArea {
       }
       return;
     }
+    await this.resolveClusterUid();
+    if (aborted(signal)) return;
     const started = performance.now();
     const budgetMs = this.options.intervalMs * 0.9;
     const backoff = new Backoff({ baseMs: 100, maxMs: 2_000, jitter: 0.5, ...(this.options.random ? { random: this.options.random } : {}) });
@@ -272,6 +303,7 @@ export class RemoteCommonArea {
           continue;
         }
         this.beatFailed(err, attempts, started, await this.crdsMissing(api, err));
+        if (err instanceof AnnounceHeldElsewhereError) await this.reportDuplicate(api, err);
         return;
       }
       if (aborted(signal)) return;
@@ -280,8 +312,46 @@ export class RemoteCommonArea {
     }
   }
 
+  /** Reads this cluster's identity until it is known; a failure is logged and the beat goes on without it. */
+  private async resolveClusterUid(): Promise<void> {
+    if (this.clusterUid !== undefined || !this.options.clusterUid) return;
+    this.clusterUid = await this.options.clusterUid();
+    this.writer.setClusterUid(this.clusterUid);
+  }
+
+  /**
+   * Tells the leader (a Warning Event about the holder's announce, which the member Role may
+   * create) that two clusters use our cluster ID: at detection, then every few minutes while it
+   * lasts. Best effort: a failed Event changes nothing else.
+   */
+  private async reportDuplicate(api: LeaderApi, held: AnnounceHeldElsewhereError): Promise<void> {
+    const nowMs = (this.options.now?.() ?? new Date()).getTime();
+    if (!shouldReportDuplicate(this.duplicateReported, held.holder, nowMs)) return;
+    const { clusterID } = this.options.identity;
+    const at = new Date(nowMs).toISOString();
+    const name = mcaName(clusterID);
+    try {
+      await api.createEvent({
+        apiVersion: 'v1', kind: 'Event',
+        metadata: {
+          name: `${name}.${nowMs.toString(16)}${Math.floor((this.options.random ?? Math.random)() * 0xffff).toString(16)}`,
+          annotations: { [CLUSTER_UID_ANNOTATION]: this.clusterUid ?? '', [HOLDER_CLUSTER_UID_ANNOTATION]: held.holder },
+        },
+        involvedObject: { apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind, name, namespace: this.options.leaderNamespace },
+        reason: DUPLICATE_CLUSTER_ID_REASON, type: 'Warning',
+        message: duplicateMessage(clusterID, this.clusterUid, held.holder, held.holderLastBeatMs, this.takeoverWindowMs),
+        source: { component: 'clusterset-agent' }, reportingComponent: 'clusterset-agent', reportingInstance: this.clusterUid ?? clusterID,
+        firstTimestamp: at, lastTimestamp: at, count: 1,
+      });
+      this.duplicateReported = { atMs: nowMs, holder: held.holder };
+    } catch (err) {
+      this.options.logger.warn('could not record the DuplicateClusterID Event on the leader', { error: describeError(err) });
+    }
+  }
+
   private beatAccepted(api: LeaderApi, attempts: number, started: number): void {
     this.options.logger.debug('heartbeat accepted', { attempts });
+    this.duplicateReported = undefined;
     this.events.emit({ type: 'beat', ok: true, seconds: (performance.now() - started) / 1000, attempts });
     const wasConnected = this.conditions.connected;
     this.record(() => this.conditions.recordSuccess());
@@ -360,12 +430,15 @@ export class RemoteCommonArea {
   }
 
   private isRetryable(err: unknown): boolean {
-    if (err instanceof AnnounceOwnedElsewhereError || err instanceof AnnounceMismatchError) return false;
+    if (err instanceof AnnounceOwnedElsewhereError || err instanceof AnnounceMismatchError || err instanceof AnnounceHeldElsewhereError) return false;
     return isRetryableLeaderError(err instanceof AnnounceError ? err.cause : err);
   }
 
   private describe(err: unknown, verb: string): Failure {
     if (err instanceof AnnounceOwnedElsewhereError) return failure(FailureReason.DuplicateMembership, err.message, true);
+    if (err instanceof AnnounceHeldElsewhereError) {
+      return failure(FailureReason.DuplicateClusterID, duplicateMessage(this.options.identity.clusterID, err.ours, err.holder, err.holderLastBeatMs, this.takeoverWindowMs), true);
+    }
     if (err instanceof AnnounceMismatchError) return failure(FailureReason.UnexpectedResponse, `${err.message}: is the leader URL a Kubernetes API server?`);
     return classifyLeaderError(err, {
       verb,

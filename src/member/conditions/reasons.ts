@@ -18,6 +18,8 @@ export const FailureReason = {
   UnexpectedResponse: 'UnexpectedResponse',
   /** Two ClusterSets in this member claim the same (leader server, namespace, clusterID). */
   DuplicateMembership: 'DuplicateMembership',
+  /** Another member cluster configured with the same cluster ID holds its announce on the leader: this one writes nothing. */
+  DuplicateClusterID: 'DuplicateClusterID',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 

@@ -5,7 +5,7 @@
 // not simulated) and is recorded in `exportDeletes`.
 import { ApiException } from '@kubernetes/client-node';
 import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/types.js';
-import type { LeaderApi } from '../../../src/member/commonarea/leader-api.js';
+import type { LeaderApi, LeaderEvent } from '../../../src/member/commonarea/leader-api.js';
 import type { WatchLike } from '../../../src/common/kube/informer.js';
 
 export function apiError(code: number, reason: string, message: string, details?: Record<string, unknown>): ApiException<string> {
@@ -104,6 +104,15 @@ export class FakeLeader implements LeaderApi {
 
   close(): void {
     this.closed = true;
+  }
+
+  /** Every Event recorded in the leader namespace. */
+  readonly events: LeaderEvent[] = [];
+
+  createEvent(body: LeaderEvent): Promise<void> {
+    this.check(`create event ${body.reason}`);
+    this.events.push(structuredClone(body));
+    return Promise.resolve();
   }
 
   /** What discovery says: whether the multicluster CRDs are served, or that /apis is not Kubernetes discovery. */

@@ -1,0 +1,89 @@
+// Two member clusters under one cluster ID, as the leader sees them. Pure.
+//
+// A member that finds our cluster ID's announce held by another cluster (its identity stamped in
+// CLUSTER_UID_ANNOTATION, beating) writes nothing there, so the only word the leader gets is the
+// Warning Event `DuplicateClusterID` it records about the holder's announce (the member Role may
+// create Events): its annotations name the reporting cluster and the holder. A report holds while
+// such an Event is younger than the clear window (members repeat it every 5 minutes while the
+// duplicate lasts), the announce exists, and the reporter is not the one holding it now (a
+// reporter that took over after the holder stopped resolved it). Events are written by members
+// and prove nothing: they are reported (condition, Event, metric), never acted on.
+import type { CoreV1Event } from '@kubernetes/client-node';
+import {
+  CLUSTER_UID_ANNOTATION, DUPLICATE_CLUSTER_ID_REASON, HOLDER_CLUSTER_UID_ANNOTATION, MEMBER_ANNOUNCE_PREFIX, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce,
+} from '../common/api/types.js';
+
+/** The leader's watch of member Events: only this reason. */
+export const DUPLICATE_EVENTS_SELECTOR = `reason=${DUPLICATE_CLUSTER_ID_REASON}`;
+/** The condition type on the leader ClusterSet while a duplicate is reported (absent otherwise, as in Antrea's status). */
+export const DUPLICATE_CONDITION_TYPE = DUPLICATE_CLUSTER_ID_REASON;
+/** Two missed repeats (members repeat every 5 minutes) and a minute of slack. */
+export const DUPLICATE_CLEAR_MS = 11 * 60_000;
+/** Identities named in one message at most: Events are member-written, their number unbounded. */
+const NAMED_MAX = 3;
+
+export interface DuplicateReport {
+  readonly clusterID: string;
+  /** The identity on the announce now (else the one the reporters name). */
+  readonly holder: string;
+  /** The other clusters that reported it, sorted. */
+  readonly claimants: readonly string[];
+  /** When the report clears unless repeated (ms since epoch). */
+  readonly expiresAt: number;
+}
+
+function timeOf(raw: unknown): number | undefined {
+  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** When the member last said it: lastTimestamp, eventTime, firstTimestamp, creation. */
+export function reportedAt(event: CoreV1Event): number | undefined {
+  return timeOf(event.lastTimestamp) ?? timeOf(event.eventTime) ?? timeOf(event.firstTimestamp) ?? timeOf(event.metadata.creationTimestamp);
+}
+
+export function duplicateReports(events: readonly CoreV1Event[], announces: readonly MemberClusterAnnounce[], nowMs: number, clearAfterMs = DUPLICATE_CLEAR_MS): DuplicateReport[] {
+  const byName = new Map(announces.map((a) => [a.metadata?.name ?? '', a]));
+  const found = new Map<string, { holder: string; claimants: Set<string>; expiresAt: number }>();
+  for (const event of events) {
+    const target = event.involvedObject;
+    if (event.reason !== DUPLICATE_CLUSTER_ID_REASON || target.kind !== MEMBER_CLUSTER_ANNOUNCE.kind || !target.name?.startsWith(MEMBER_ANNOUNCE_PREFIX)) continue;
+    const at = reportedAt(event);
+    if (at === undefined || nowMs - at >= clearAfterMs) continue;
+    const announce = byName.get(target.name);
+    if (announce === undefined) continue;
+    const reporter = event.metadata.annotations?.[CLUSTER_UID_ANNOTATION] ?? '';
+    const current = announce.metadata?.annotations?.[CLUSTER_UID_ANNOTATION];
+    if (reporter !== '' && reporter === current) continue;
+    const clusterID = target.name.slice(MEMBER_ANNOUNCE_PREFIX.length);
+    const holder = current ?? event.metadata.annotations?.[HOLDER_CLUSTER_UID_ANNOTATION] ?? '';
+    const entry = found.get(clusterID) ?? { holder, claimants: new Set<string>(), expiresAt: 0 };
+    entry.claimants.add(reporter === '' ? '(identity unknown)' : reporter);
+    entry.expiresAt = Math.max(entry.expiresAt, at + clearAfterMs);
+    found.set(clusterID, entry);
+  }
+  return [...found].sort(([a], [b]) => a.localeCompare(b)).map(([clusterID, e]) => ({
+    clusterID, holder: e.holder, claimants: [...e.claimants].sort(), expiresAt: e.expiresAt,
+  }));
+}
+
+function named(ids: readonly string[]): string {
+  const shown = ids.slice(0, NAMED_MAX).join(', ');
+  return ids.length > NAMED_MAX ? `${shown} and ${String(ids.length - NAMED_MAX)} more` : shown;
+}
+
+/** One report in words: the cluster ID, both identities, and what to do. Stable while the report lasts (no times). */
+export function reportMessage(report: DuplicateReport): string {
+  return `cluster ID ${report.clusterID} is used by ${String(report.claimants.length + 1)} member clusters: ${report.holder || '(identity unknown)'} holds its announce; ` +
+    `${named(report.claimants)} reported ${DUPLICATE_CLUSTER_ID_REASON} and write${report.claimants.length === 1 ? 's' : ''} nothing to the leader. ` +
+    'Give each member cluster its own cluster ID';
+}
+
+/** The leader ClusterSet's DuplicateClusterID condition value, undefined when nothing is reported. */
+export function duplicateCondition(reports: readonly DuplicateReport[]): { type: string; status: 'True'; reason: string; message: string } | undefined {
+  if (reports.length === 0) return undefined;
+  return {
+    type: DUPLICATE_CONDITION_TYPE, status: 'True', reason: DUPLICATE_CLUSTER_ID_REASON,
+    message: reports.slice(0, NAMED_MAX).map(reportMessage).join('; ') + (reports.length > NAMED_MAX ? `; and ${String(reports.length - NAMED_MAX)} more cluster IDs` : ''),
+  };
+}
