@@ -48,8 +48,8 @@ describe('judgeHolder', () => {
 
   it('the window is three heartbeat intervals; the message names both identities and the holder\'s last beat', () => {
     assert.equal(takeoverWindowMs(10_000), 30_000);
-    assert.equal(duplicateMessage('east', 'uid-a', 'uid-b', T0, 30_000),
-      'cluster ID east is also used by another member cluster: its announce member-announce-from-east is held by cluster uid-b (last heartbeat 2026-12-03T10:00:00.000Z), ' +
+    assert.equal(duplicateMessage('east', 'uid-a', 'uid-b', 30_000),
+      'cluster ID east is also used by another member cluster: its announce member-announce-from-east is held by cluster uid-b (its heartbeats are live), ' +
       'this cluster is uid-a. This cluster writes nothing to the leader (no heartbeat, no exports; imports paused) so that neither deletes the other\'s exports. ' +
       'Give one of the two clusters another cluster ID; this one takes over 30 s after the other\'s last heartbeat');
   });
@@ -165,13 +165,15 @@ describe('RemoteCommonArea with another cluster holding our cluster ID', () => {
     const ready = area.getStatus().ready;
     assert.equal(ready.status, 'False');
     assert.equal(ready.reason, 'DuplicateClusterID');
-    assert.match(ready.message ?? '', /held by cluster uid-b \(last heartbeat 2026-12-03T10:00:00\.000Z\), this cluster is uid-a/);
+    assert.match(ready.message ?? '', /held by cluster uid-b \(its heartbeats are live\), this cluster is uid-a/);
     assert.deepEqual(importer.calls, ['pause DuplicateClusterID']);
     assert.deepEqual(exporter.calls, ['pause DuplicateClusterID']);
     for (let i = 0; i < 2; i++) {
       clock.advance(2000);
       await holder.beat(leader);
       await area.beatNow();
+      // The holder's fresh beat changes nothing in the condition: the ClusterSet status is not rewritten.
+      assert.deepEqual(area.getStatus().ready, ready);
     }
     assert.deepEqual(leader.calls.filter((c) => !c.startsWith('update')), [`get ${NAME}`, 'create event DuplicateClusterID', `get ${NAME}`, `get ${NAME}`], 'GETs only, and one Event');
     const [event] = leader.events;

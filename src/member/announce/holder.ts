@@ -51,9 +51,11 @@ export function judgeHolder(announce: MemberClusterAnnounce, ours: string | unde
 }
 
 /** The member's Ready message: both identities and the holder's last beat; what to do. */
-export function duplicateMessage(clusterID: string, ours: string | undefined, holder: string, lastBeatMs: number, windowMs: number): string {
+// No timestamp in it: the message goes to the ClusterSet's Ready condition, which must not be
+// rewritten at every heartbeat while the duplicate lasts (the holder's beats are in the log and Event).
+export function duplicateMessage(clusterID: string, ours: string | undefined, holder: string, windowMs: number): string {
   return `cluster ID ${clusterID} is also used by another member cluster: its announce member-announce-from-${clusterID} is held by cluster ${holder} ` +
-    `(last heartbeat ${new Date(lastBeatMs).toISOString()}), this cluster is ${ours ?? '(identity unknown)'}. ` +
+    `(its heartbeats are live), this cluster is ${ours ?? '(identity unknown)'}. ` +
     'This cluster writes nothing to the leader (no heartbeat, no exports; imports paused) so that neither deletes the other\'s exports. ' +
     `Give one of the two clusters another cluster ID; this one takes over ${String(Math.round(windowMs / 1000))} s after the other's last heartbeat`;
 }

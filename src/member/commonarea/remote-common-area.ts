@@ -339,7 +339,7 @@ export class RemoteCommonArea {
         },
         involvedObject: { apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind, name, namespace: this.options.leaderNamespace },
         reason: DUPLICATE_CLUSTER_ID_REASON, type: 'Warning',
-        message: duplicateMessage(clusterID, this.clusterUid, held.holder, held.holderLastBeatMs, this.takeoverWindowMs),
+        message: duplicateMessage(clusterID, this.clusterUid, held.holder, this.takeoverWindowMs),
         source: { component: 'clusterset-agent' }, reportingComponent: 'clusterset-agent', reportingInstance: this.clusterUid ?? clusterID,
         firstTimestamp: at, lastTimestamp: at, count: 1,
       });
@@ -437,7 +437,7 @@ export class RemoteCommonArea {
   private describe(err: unknown, verb: string): Failure {
     if (err instanceof AnnounceOwnedElsewhereError) return failure(FailureReason.DuplicateMembership, err.message, true);
     if (err instanceof AnnounceHeldElsewhereError) {
-      return failure(FailureReason.DuplicateClusterID, duplicateMessage(this.options.identity.clusterID, err.ours, err.holder, err.holderLastBeatMs, this.takeoverWindowMs), true);
+      return failure(FailureReason.DuplicateClusterID, duplicateMessage(this.options.identity.clusterID, err.ours, err.holder, this.takeoverWindowMs), true);
     }
     if (err instanceof AnnounceMismatchError) return failure(FailureReason.UnexpectedResponse, `${err.message}: is the leader URL a Kubernetes API server?`);
     return classifyLeaderError(err, {
