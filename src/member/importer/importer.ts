@@ -38,6 +38,7 @@ import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
 import { checkImport, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
+import type { TakenNames } from './taken-names.js';
 import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
 
 export type { ImportOutcome } from './applier.js';
@@ -53,6 +54,8 @@ export interface ImporterOptions {
   readonly owner: ImportOwner;
   readonly policy: ImportPolicyConfig;
   readonly store: LocalStore;
+  /** Which claimed names are taken, without a GET (taken-names.ts). @default each is read */
+  readonly takenNames?: TakenNames;
   readonly namespaceExists: (namespace: string) => boolean;
   /** Whether an existing namespace is being deleted. @default never */
   readonly namespaceTerminating?: (namespace: string) => boolean;
@@ -137,6 +140,7 @@ export class Importer {
       store: options.store,
       owner: options.owner,
       owned: this.owned,
+      ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
       deleteHeld: (service, endpoints, why) => { this.recordDeleteHeld(service, endpoints, why); },
