@@ -2,6 +2,7 @@
 // step: creates what is missing, replaces only what differs, deletes what is no longer
 // wanted (each object once), and never touches an object that exists but is not ours.
 import { isAlreadyExists, isNotFound } from '../../common/kube/errors.js';
+import { PausedError } from '../leaderlink/lifecycle.js';
 import { groupOfObject } from './groups.js';
 import type { LocalStore, ObjectRef, PlainObject } from './local-store.js';
 import type { Owned, OwnedIndex } from './owned-index.js';
@@ -11,11 +12,6 @@ import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredOb
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
-
-/** Thrown inside a reconcile when the importer was paused or stopped since it began: write nothing more. */
-export class PausedError extends Error {
-  override readonly name = 'PausedError';
-}
 
 /** Asked before every write; throws PausedError when a write must not happen any more. */
 export type WriteGuard = () => void;
