@@ -12,6 +12,7 @@ import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
+import { apiClient } from '../../common/kube/shared-connections.js';
 
 export interface ImportManagerLogger extends ImporterLogger {
   child(fields: Record<string, unknown>): ImportManagerLogger;
@@ -38,7 +39,7 @@ export class ImportManager {
   private readonly log: ImportManagerLogger;
 
   constructor(private readonly options: ImportManagerOptions) {
-    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    const core = apiClient(options.kubeConfig, CoreV1Api);
     this.log = options.logger.child({ component: 'importer' });
     // The firewall needs to know which namespaces exist: the agent never creates one.
     const client = createJsonClient(options.kubeConfig);
