@@ -7,7 +7,7 @@
 // The floor is the FASTEST point of a concurrency sweep of a minimal keep-alive HTTPS client
 // (node:https, raw JSON, no client library), each point on a FRESH member apiserver, creating
 // the very objects the agent creates (its own rules build the bodies: Service, then
-// ServiceImport with its ClusterIP, and Endpoints). Not a copy of the agent's own settings.
+// ServiceImport with its ClusterIP, Endpoints and EndpointSlice). Not a copy of the agent's own settings.
 // Every timed phase starts once the machine is quiet (a fresh apiserver keeps working for
 // seconds after it is ready). Prints figures only; asserts nothing.
 import { spawn } from 'node:child_process';
@@ -38,7 +38,8 @@ const { values } = parseArgs({ options: {
 } });
 const N = Number(values.n);
 const HALF = Math.floor(N / 2);
-const OBJECTS = HALF * 3;
+/** Per exported Service: its Service, ServiceImport, Endpoints and one EndpointSlice. */
+const OBJECTS = HALF * 4;
 const UPDATES = Number(values.updates);
 const BURST = Math.min(Number(values.burst), HALF);
 const SWEEP = values.sweep.split(',').map(Number);
@@ -101,15 +102,15 @@ function minimalClient(cp: ControlPlane, width: number) {
 }
 
 /** The bodies the agent writes for `name`'s two ResourceImports (its own rules: labels, annotations and all). */
-function agentObjects(name: string): { service: Record<string, unknown>; serviceImport: Record<string, unknown>; endpoints: Record<string, unknown> } {
+function agentObjects(name: string): { service: Record<string, unknown>; serviceImport: Record<string, unknown>; endpoints: Record<string, unknown>; slice: Record<string, unknown> } {
   const bodies = [serviceImportRI(NS, name, [{ name: 'http', port: 80 }]), endpointsRI(NS, name, ['10.1.0.1'])].flatMap((ri) => {
     const plan = desiredForImport(ri, OWNER, { enableLabelIdentity: false });
     if (plan.kind !== 'apply') throw new Error(`the agent would not import ${ri.metadata?.name ?? ''}: ${plan.reason}`);
     return plan.objects.map((o) => o.body);
   });
-  const [service, serviceImport, endpoints] = bodies;
-  if (bodies.length !== 3 || !service || !serviceImport || !endpoints) throw new Error(`expected a Service, a ServiceImport and Endpoints, got ${String(bodies.length)} objects`);
-  return { service, serviceImport, endpoints };
+  const [service, serviceImport, endpoints, slice] = bodies;
+  if (bodies.length !== 4 || !service || !serviceImport || !endpoints || !slice) throw new Error(`expected a Service, a ServiceImport, Endpoints and an EndpointSlice, got ${String(bodies.length)} objects`);
+  return { service, serviceImport, endpoints, slice };
 }
 
 async function floorPoint(width: number): Promise<{ ms: number; cpuMs: number; connections: number; requests: number }> {
@@ -124,12 +125,13 @@ async function floorPoint(width: number): Promise<{ ms: number; cpuMs: number; c
     const cpuBefore = process.cpuUsage();
     const start = performance.now();
     await pool(names, width, async (name) => {
-      const { service, serviceImport, endpoints } = agentObjects(name);
+      const { service, serviceImport, endpoints, slice } = agentObjects(name);
       const svc = await client.post(`/api/v1/namespaces/${NS}/services`, service);
       const clusterIP = (svc['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
       await Promise.all([
         client.post(`/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${NS}/serviceimports`, withServiceImportIPs(serviceImport, clusterIP ? [clusterIP] : [])),
         client.post(`/api/v1/namespaces/${NS}/endpoints`, endpoints),
+        client.post(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, slice),
       ]);
     });
     const ms = performance.now() - start;

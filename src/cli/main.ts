@@ -11,7 +11,7 @@
 // The flags are a thin layer: commander splits them, and loadConfig ranks them above the
 // config file and the environment (src/common/config/schema.ts declares them).
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import type winston from 'winston';
 import { CONFIG_SETTINGS, ConfigError, describeConfig, loadConfig, type AgentConfig } from '../common/config/config.js';
 import { assertMemberCredentials } from '../common/kube/member-credentials.js';
@@ -22,7 +22,8 @@ import type { RunningProcess } from '../common/process.js';
 import { runAgentProcess } from '../member/agent.js';
 import { joinCommand, leaveCommand } from './join-command.js';
 import { statusCommand } from './status-command.js';
-import { commandPath, describeOption, EXIT_USAGE, runCommand, valueNotAFlag, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
+import { commandPath, EXIT_USAGE, runCommand, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';
+import { addConfigOptions } from './config-flags.js';
 
 // package.json sits two levels up both from src/cli (tsx) and from dist/cli (the image).
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -80,17 +81,7 @@ async function run(command: Command, flags: Readonly<Record<string, string | boo
  */
 function configCommand(name: string, summary: string, start: ProcessStarter, what: string, status: ExitStatus): Command {
   const command = new Command(name).summary(summary).description(`${summary[0]?.toUpperCase() ?? ''}${summary.slice(1)}.`);
-  const flagNames = new Map<string, string>(); // commander's attribute name -> flag name
-  for (const setting of CONFIG_SETTINGS) {
-    if (setting.flag === undefined) continue;
-    const env = setting.fallbackEnv === undefined ? setting.env : `${setting.env}, or ${setting.fallbackEnv} ranked below the config file`;
-    const text = describeOption(setting.description, { env, ...(setting.defaultText === undefined ? {} : { default: setting.defaultText }) });
-    const option = setting.boolean ? new Option(`--${setting.flag} [${setting.flagValue}]`, text) : new Option(`--${setting.flag} <${setting.flagValue}>`, text);
-    if (!setting.boolean) option.argParser(valueNotAFlag(command, option));
-    command.addOption(option);
-    if (setting.boolean) command.addOption(new Option(`--no-${setting.flag}`, `same as --${setting.flag}=false`));
-    flagNames.set(option.attributeName(), setting.flag);
-  }
+  const configFlags = addConfigOptions(command);
   const withoutFlag = CONFIG_SETTINGS.filter((s) => s.flag === undefined && s.path !== undefined);
   const width = Math.max(...withoutFlag.map((s) => (s.path ?? '').length));
   command.addHelpText(
@@ -105,12 +96,7 @@ function configCommand(name: string, summary: string, start: ProcessStarter, wha
     ].join('\n'),
   );
   return command.action(async (_options: unknown, self: Command) => {
-    const flags: Record<string, string | boolean> = {};
-    // Only what the command line said: defaults, the file and the environment are loadConfig's.
-    for (const [attribute, flag] of flagNames) {
-      if (self.getOptionValueSource(attribute) === 'cli') flags[flag] = self.getOptionValue(attribute) as string | boolean;
-    }
-    status.code = await run(self, flags, start, what);
+    status.code = await run(self, configFlags(self), start, what);
   });
 }
 

@@ -25,9 +25,6 @@ import {
   type SessionAffinityConfig,
 } from '../common/api/types.js';
 
-/** Kinds this leader aggregates. LabelIdentity and ACNP exports are left alone (see README). */
-export const AGGREGATED_EXPORT_KINDS: readonly string[] = [RESOURCE_EXPORT_KIND.Service, RESOURCE_EXPORT_KIND.Endpoints, RESOURCE_EXPORT_KIND.ClusterInfo];
-
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
 
 /** The leader's verdict on one export, written to its status (Antrea: Succeeded / Failure). */

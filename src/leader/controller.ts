@@ -42,6 +42,7 @@ import { ExportIndex } from './export-index.js';
 import { ImportReconciler } from './imports.js';
 import { MemberIdsReconciler } from './member-ids-reconciler.js';
 import { StatusReconciler } from './status.js';
+import { apiClient } from '../common/kube/shared-connections.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
@@ -95,8 +96,8 @@ export class LeaderController {
   constructor(options: LeaderControllerOptions) {
     const ns = options.namespace;
     const log = options.logger.child({ leaderNamespace: ns });
-    const objects = options.kubeConfig.makeApiClient(CustomObjectsApi);
-    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    const objects = apiClient(options.kubeConfig, CustomObjectsApi);
+    const core = apiClient(options.kubeConfig, CoreV1Api);
     // The project's watch client: bookmarks and a server-side timeout, as client-go watches.
     const watch = createJsonClient(options.kubeConfig);
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({

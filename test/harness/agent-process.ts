@@ -6,6 +6,7 @@ import type { RunningProcess } from '../../src/common/process.js';
 import { runAgentProcess } from '../../src/member/agent.js';
 import { AGENT_NS, capturedLogger } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 export interface Replica {
   readonly name: string;
@@ -25,8 +26,8 @@ export interface ReplicaOptions {
 /** `runAgentProcess` against `member`'s admin kubeconfig, health and metrics on ephemeral loopback ports. */
 export async function startReplica(member: ControlPlane, name: string, options: ReplicaOptions = {}): Promise<Replica> {
   const config = loadConfig({
-    argv: ['--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
-      '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', ...(options.argv ?? [])],
+    flags: parseConfigFlags(['--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+      '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', ...(options.argv ?? [])]),
     env: { ...(options.env ?? {}) },
   });
   const log = capturedLogger();

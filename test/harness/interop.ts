@@ -116,7 +116,7 @@ export async function startOurMember(cp: ControlPlane, id: string, leader: Inter
     log: () => log.text(),
     async start() {
       log = capturedLogger();
-      const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+      const config = loadConfig({ env: {}, readFile: () => '' });
       agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: options.heartbeatSeconds ?? 2, requestTimeoutSeconds: 2 } }, log.logger, cp.adminConfig());
     },
     async stop() { await agent?.stop(); agent = undefined; },

@@ -17,6 +17,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { applyCrds, createNamespace, loadCrdFiles } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 
@@ -51,7 +52,7 @@ describe("with Antrea's own ClusterSet CRD in the member", () => {
     const access = await createMemberAccess(leader, 'east');
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
     await createClusterSet(member, { clusterID: 'east', server: leader.server, secret: 'leader-token' });
-    agent = await startAgent(loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)], env: {} }), log.logger, member.adminConfig());
+    agent = await startAgent(loadConfig({ flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]), env: {} }), log.logger, member.adminConfig());
   });
   after(async () => {
     await agent?.stop();

@@ -16,6 +16,7 @@ import { startFaultProxy } from '../harness/fault-proxy.js';
 import { maybe } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 
@@ -42,7 +43,7 @@ describe('bad input', () => {
     tokens.push(healthy.token);
     await writeLeaderSecret(member, 'healthy-token', { caPem: leader.caPem, token: healthy.token });
     await createClusterSet(member, { name: 'healthy', clusterID: 'healthy', server: leader.server, secret: 'healthy-token' });
-    agent = await startAgent(loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)], env: {} }), log.logger, member.adminConfig());
+    agent = await startAgent(loadConfig({ flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]), env: {} }), log.logger, member.adminConfig());
     await waitForReady(member, 'healthy', 'True', 'Connected', 2 * INTERVAL_S * 1000);
   });
   after(async () => {

@@ -25,6 +25,7 @@ import { k8sBins, repoRoot } from '../harness/bins.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { issueToken, kubectl, loadCrdFiles, tokenConfig, waitForAccess } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -127,7 +128,7 @@ function loadRenderedConfig(configMap: V1ConfigMap): AgentConfig {
   try {
     const file = path.join(dir, 'config.yaml');
     writeFileSync(file, text);
-    return loadConfig({ argv: ['--config', file], env: { POD_NAMESPACE: RELEASE_NS } });
+    return loadConfig({ flags: parseConfigFlags(['--config', file]), env: { POD_NAMESPACE: RELEASE_NS } });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

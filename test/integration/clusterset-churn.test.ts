@@ -19,6 +19,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const N = 200;
 const INTERVAL_S = 10;
@@ -54,7 +55,7 @@ describe(`${String(N)} ClusterSets created and deleted`, () => {
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
     // Warnings only: the capture would itself retain the info lines of 400 joins and leaves.
     log.logger.level = 'warn';
-    agent = await startAgent(loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)], env: {} }), log.logger, member.adminConfig());
+    agent = await startAgent(loadConfig({ flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]), env: {} }), log.logger, member.adminConfig());
   });
   after(async () => {
     await agent?.stop();

@@ -15,6 +15,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 const MEMBER_ID = 'east';
@@ -51,7 +52,7 @@ describe('ServiceExport status with two ClusterSets whose leaders disagree', () 
       await createClusterSet(member, { name: set, clusterID: MEMBER_ID, leaderClusterID: set === 'set-a' ? 'leader-a' : 'leader-b', server: leader.server, secret: `token-${set}` });
     }
     const config = loadConfig({
-      argv: ['--config', 'agent.yaml'], env: {},
+      flags: parseConfigFlags(['--config', 'agent.yaml']), env: {},
       readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
 exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16] }

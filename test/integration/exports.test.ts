@@ -22,6 +22,7 @@ import { createNamespace } from '../harness/kube.js';
 import { installLeaderAdmission } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 const MEMBER_ID = 'east';
@@ -34,7 +35,7 @@ describe('exports to a leader', () => {
   let log = capturedLogger();
   let writesBeforeAgent = 0;
   const config = () => loadConfig({
-    argv: ['--config', 'agent.yaml'], env: {},
+    flags: parseConfigFlags(['--config', 'agent.yaml']), env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
 exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespaces: [private] }
@@ -314,7 +315,7 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16], deniedNamespace
     }, converge);
     await createClusterSet(member, { clusterID: MEMBER_ID, server: leader.server, secret: 'leader-token' });
     log = capturedLogger();
-    agent = await startAgent(loadConfig({ argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)], env: { CSA_EXPORT_ENDPOINT_IP_TYPE: 'PodIP' } }),
+    agent = await startAgent(loadConfig({ flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]), env: { CSA_EXPORT_ENDPOINT_IP_TYPE: 'PodIP' } }),
       log.logger, member.adminConfig());
     await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
     const addresses = async () => (await leaderREs().get(`${MEMBER_ID}-team-a-web-endpoints`))?.spec?.endpoints?.subsets?.[0]?.addresses?.map((a) => a.ip);

@@ -24,6 +24,7 @@ import { leaderImports, memberReads } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 
@@ -47,7 +48,7 @@ describe('a hostile leader', () => {
     await createClusterSet(member, { clusterID: HOSTILE_LOCAL_CLUSTER_ID, server: leader.server, secret: 'leader-token' });
     initial = await memberReads(member.adminConfig()).snapshot();
     const config = loadConfig({
-      argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)],
+      flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]),
       env: { CSA_IMPORT_ALLOWED_NAMESPACES: HOSTILE_ALLOWED_NAMESPACES.join(',') },
     });
     agent = await startAgent(config, log.logger, member.adminConfig());

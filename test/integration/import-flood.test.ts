@@ -21,6 +21,7 @@ import { endpointsRI, leaderImports, memberReads, serviceImportRI } from '../har
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 const MEMBER_ID = 'east';
@@ -71,7 +72,7 @@ describe('a leader flooding the member with imports', () => {
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: access.token });
     await createClusterSet(member, { clusterID: MEMBER_ID, server: leader.server, secret: 'leader-token' });
     const config = loadConfig({
-      argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)],
+      flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S)]),
       env: { CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(CAP) },
     });
     agent = await startAgent(config, log.logger, member.adminConfig());

@@ -19,6 +19,7 @@ import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { readAuditEvents } from '../harness/agent-process.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 // Longer than a leader apiserver restart on 2 busy cores, so the short-outage case stays short.
@@ -34,7 +35,7 @@ describe('imports from a leader', () => {
   let log = capturedLogger();
   let access: { serviceAccount: string; token: string };
   const config = () => loadConfig({
-    argv: ['--config', 'agent.yaml'], env: {},
+    flags: parseConfigFlags(['--config', 'agent.yaml']), env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
 imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${String(RESYNC_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }

@@ -110,7 +110,7 @@ describe('clusterset-agent join and leave', () => {
     // The member as the chart leaves it: CRDs, the agent's namespace, the agent running.
     await installCrds(member);
     await createNamespace(member.adminConfig(), AGENT_NS);
-    const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+    const config = loadConfig({ env: {}, readFile: () => '' });
     agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2, requestTimeoutSeconds: 1 } }, log.logger, member.adminConfig());
     files.leader = await joinerKubeconfig(leader, path.join(path.dirname(leader.kubeconfigPath), 'joiner.kubeconfig'));
     files.member = await joinerKubeconfig(member, path.join(path.dirname(member.kubeconfigPath), 'joiner.kubeconfig'));

@@ -86,7 +86,7 @@ describe('leader run: this project as the leader', () => {
   };
   const startMember = async (m: Member) => {
     m.log = capturedLogger();
-    const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+    const config = loadConfig({ env: {}, readFile: () => '' });
     m.agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 } }, m.log.logger, m.cp.adminConfig());
   };
   const exportService = async (m: Member, name: string, port: number) => {

@@ -24,6 +24,7 @@ import { endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from 
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 const THRESHOLD = 3;
@@ -39,7 +40,7 @@ describe('a leader link you can trust', () => {
   let agent: Agent | undefined;
   let log = capturedLogger();
   const config = () => loadConfig({
-    argv: ['--config', 'agent.yaml'], env: {},
+    flags: parseConfigFlags(['--config', 'agent.yaml']), env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: ${String(THRESHOLD)} }
 imports: { lostLeaderRetentionSeconds: 600 }

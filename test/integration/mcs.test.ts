@@ -80,7 +80,7 @@ describe('MCS on fuller control planes: this project\'s leader and two agents', 
       await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token: access.token });
       await createClusterSet(cp, { clusterID: id, server: leader.server, secret: 'leader-token' });
       const m: Member = { id, cp, log: capturedLogger() };
-      const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+      const config = loadConfig({ env: {}, readFile: () => '' });
       m.agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2 } }, m.log.logger, cp.adminConfig());
       members.push(m);
     }

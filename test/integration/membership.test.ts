@@ -16,6 +16,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { createNamespace, kubectl } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const INTERVAL_S = 2;
 const THRESHOLD = 3;
@@ -30,7 +31,7 @@ describe('membership with a leader', () => {
   let access: { serviceAccount: string; token: string };
 
   const config = () => loadConfig({
-    argv: ['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S), '--failure-threshold', String(THRESHOLD)],
+    flags: parseConfigFlags(['--namespace', AGENT_NS, '--heartbeat-interval', String(INTERVAL_S), '--failure-threshold', String(THRESHOLD)]),
     env: {},
   });
   const startMemberAgent = async () => {

@@ -82,7 +82,7 @@ describe('clusterset-agent status: a ClusterSet explained from either side', () 
       const access = await createMemberAccess(leader, id, { expirationSeconds: id === 'east' ? 30 * 86_400 : 3600 });
       await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token: access.token });
       await createClusterSet(cp, { clusterID: id, server: leader.server, secret: 'leader-token' });
-      const config = loadConfig({ argv: [], env: {}, readFile: () => '' });
+      const config = loadConfig({ env: {}, readFile: () => '' });
       agents[id] = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 } }, logs[id].logger, cp.adminConfig());
     }
     await Promise.all((['east', 'west'] as const).map((id) => waitForReady(cps[id], CLUSTERSET_ID, 'True', 'Connected', 30_000)));

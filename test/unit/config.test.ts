@@ -20,6 +20,7 @@ import {
   parseBindAddress,
 } from '../../src/common/config/config.js';
 import { isDnsLabel, isDnsSubdomain } from '../../src/common/api/names.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const CONFIG_PATH = '/etc/clusterset-agent/config.yaml';
 
@@ -35,8 +36,8 @@ function load(inputs: Inputs = {}): AgentConfig {
   const { file } = inputs;
   const env = { ...(file === undefined ? {} : { CSA_CONFIG: CONFIG_PATH }), ...inputs.env };
   return loadConfig({
-    argv: inputs.argv ?? [],
-    ...(inputs.flags === undefined ? {} : { flags: inputs.flags }),
+    // The command line's own parser splits argv (src/cli/config-flags.ts); `flags` come after it.
+    flags: { ...parseConfigFlags(inputs.argv ?? []), ...inputs.flags },
     env,
     readFile: (path) => {
       if (path === CONFIG_PATH && file !== undefined) return file;
@@ -158,7 +159,7 @@ describe('loadConfig() precedence', () => {
   it('--config wins over CSA_CONFIG', () => {
     const read: string[] = [];
     const cfg = loadConfig({
-      argv: ['--config=/from/flag.yaml'],
+      flags: parseConfigFlags(['--config=/from/flag.yaml']),
       env: { CSA_CONFIG: '/from/env.yaml' },
       readFile: (path) => {
         read.push(path);
@@ -174,7 +175,7 @@ describe('loadConfig() precedence', () => {
     try {
       const path = join(dir, 'config.yaml');
       writeFileSync(path, 'namespace: from-disk\n');
-      assert.equal(loadConfig({ argv: ['--config', path], env: {} }).namespace, 'from-disk');
+      assert.equal(loadConfig({ flags: parseConfigFlags(['--config', path]), env: {} }).namespace, 'from-disk');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -402,18 +403,18 @@ describe('loadConfig() YAML file checks', () => {
   });
 });
 
+// Through the command line's own parser (src/cli/config-flags.ts, commander): its refusals are
+// what `clusterset-agent run` prints (test/integration/cli.test.ts runs the binary).
 describe('loadConfig() flags', () => {
   it('rejects unknown flags and suggests the intended one', () => {
-    assertOneProblem({ argv: ['--heartbeat-intervl=5'] }, /^flag --heartbeat-intervl: unknown flag; did you mean --heartbeat-interval\?/);
-    assertOneProblem({ argv: ['-n'] }, /^flag -n: unknown flag/);
+    assertOneProblem({ argv: ['--heartbeat-intervl=5'] }, /^unknown option '--heartbeat-intervl=5'\n\(Did you mean --heartbeat-interval\?\)$/);
+    assertOneProblem({ argv: ['-n'] }, /^unknown option '-n'/);
   });
 
   it('rejects a string flag without a value and does not swallow the next flag', () => {
-    const problems = problemsOf({ argv: ['--namespace', '--kubeconfig', '/k'] });
-    assert.equal(problems.length, 2, problems.join('\n'));
-    assert.match(problems[0] ?? '', /^flag --namespace: requires a value \(got "--kubeconfig"/);
-    assert.match(problems[1] ?? '', /^argument "\/k": unexpected positional argument/);
-    assertOneProblem({ argv: ['--log-level'] }, /^flag --log-level: requires a value$/);
+    assertOneProblem({ argv: ['--namespace', '--kubeconfig', '/k'] }, /argument '--kubeconfig' is invalid\. that is the flag --kubeconfig: --namespace needs a value before it$/);
+    assertOneProblem({ argv: ['--log-level'] }, /^option '--log-level <level>' argument missing$/);
+    assertOneProblem({ argv: ['/k'] }, /^too many arguments/);
   });
 
   it('accepts a value starting with - when written inline', () => {
@@ -431,7 +432,7 @@ describe('loadConfig() flags', () => {
   });
 
   it('rejects negating a flag that takes a value', () => {
-    assertOneProblem({ argv: ['--no-namespace'] }, /^flag --no-namespace: --namespace takes a value and cannot be negated$/);
+    assertOneProblem({ argv: ['--no-namespace'] }, /^unknown option '--no-namespace'/);
   });
 
   it('lets a later occurrence of a flag win', () => {

@@ -84,8 +84,8 @@ describe('createJsonClient', () => {
   it('authenticates again only after AUTH_REUSE_MS, or at once after a 401', async () => {
     // client-node re-reads CA and certificate files on every authentication; count them.
     let authentications = 0;
-    const original = kc.applySecurityAuthentication.bind(kc);
-    kc.applySecurityAuthentication = (context) => { authentications += 1; return original(context); };
+    const original = kc.applyToHTTPSOptions.bind(kc);
+    kc.applyToHTTPSOptions = (opts) => { authentications += 1; return original(opts); };
     try {
       let t = 0;
       const client = createJsonClient(kc, 5000, () => t);
@@ -102,7 +102,7 @@ describe('createJsonClient', () => {
       await client.request('GET', '/f');
       assert.equal(authentications, 3, 'a 401 drops it at once');
     } finally {
-      kc.applySecurityAuthentication = original;
+      kc.applyToHTTPSOptions = original;
     }
   });
 });

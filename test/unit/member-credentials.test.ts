@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { memberKubeConfig } from '../../src/common/kube/local-cluster.js';
 import { ConfigError, loadConfig } from '../../src/common/config/config.js';
 import { assertMemberCredentials, inClusterFiles, memberCredentialProblems, SERVICEACCOUNT_DIR } from '../../src/common/kube/member-credentials.js';
+import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'csa-member-cred-'));
 const KUBECONFIG = `apiVersion: v1
@@ -73,7 +74,7 @@ describe('member credentials', () => {
   });
 
   it('memberKubeConfig() fails before loading, and loads the ServiceAccount when it is there', () => {
-    const config = loadConfig({ argv: ['--namespace', 'agents'], env: {} });
+    const config = loadConfig({ flags: parseConfigFlags(['--namespace', 'agents']), env: {} });
     assert.equal(config.kubeconfig, undefined);
     assert.throws(() => memberKubeConfig(config, serviceAccount({ token: '', ca: 'pem' })), ConfigError);
     const prefix = serviceAccount({ token: 'tok', ca: 'pem' });

@@ -19,7 +19,6 @@
 //   keys are rejected.
 
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { validate as validateCron } from 'node-cron';
 import { isAlias, isMap, isScalar, LineCounter, parseDocument, type Document, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
@@ -447,47 +446,13 @@ function takeFlag(result: FlagResult, name: string, value: string | boolean): vo
   else result.problems.push(`${spec.path}=${show(value)} (from flag --${name}): ${parsed.reason}`);
 }
 
-function readArgv(argv: readonly string[], result: FlagResult): void {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const [name, spec] of FLAG_SPECS) options[name] = { type: spec !== 'config' && spec.kind === 'boolean' ? 'boolean' : 'string' };
-
-  // Non-strict mode with tokens, so that every bad flag is reported instead of only the first.
-  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, allowNegative: true, tokens: true });
-  for (const token of tokens) {
-    if (token.kind === 'positional') {
-      result.problems.push(`argument ${JSON.stringify(token.value)}: unexpected positional argument (flags take the form --name=value)`);
-      continue;
-    }
-    if (token.kind !== 'option') continue;
-    const spec = FLAG_SPECS.get(token.name);
-    if (spec === undefined) {
-      result.problems.push(`flag ${token.rawName}: unknown flag${suggest(token.name, [...FLAG_SPECS.keys()], '--')} (known: ${[...FLAG_SPECS.keys()].map((f) => `--${f}`).join(', ')})`);
-      continue;
-    }
-    if (token.rawName.startsWith('--no-')) {
-      takeFlag(result, token.name, false);
-      continue;
-    }
-    const isBoolean = spec !== 'config' && spec.kind === 'boolean';
-    // parseArgs would take the next flag as this one's value (`--namespace --kubeconfig x`).
-    if (!isBoolean && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
-      const got = token.value === undefined ? '' : ` (got ${JSON.stringify(token.value)}; write --${token.name}=${token.value} if that is meant)`;
-      result.problems.push(`flag --${token.name}: requires a value${got}`);
-      continue;
-    }
-    takeFlag(result, token.name, token.value ?? true);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Loading
 
 export interface LoadConfigOptions {
-  /** Command-line arguments without the node binary and script, e.g. `['--namespace', 'x']`. */
-  readonly argv?: readonly string[];
   /**
-   * Flags a command-line parser already split, by name without `--` (see CONFIG_SETTINGS):
-   * the value as typed, true for a bare boolean flag, false for `--no-<name>`. Applied after argv.
+   * Flags the command-line parser split (src/cli/config-flags.ts), by name without `--` (see
+   * CONFIG_SETTINGS): the value as typed, true for a bare boolean flag, false for `--no-<name>`.
    */
   readonly flags?: Readonly<Record<string, string | boolean>>;
   /** Usually `process.env`. */
@@ -508,7 +473,6 @@ export function loadConfig(options: LoadConfigOptions): AgentConfig {
   };
 
   const flags: FlagResult = { settings: new Map(), problems: [] };
-  readArgv(options.argv ?? [], flags);
   for (const [name, value] of Object.entries(options.flags ?? {})) takeFlag(flags, name, value);
   const problems: string[] = [...flags.problems];
 

@@ -496,7 +496,6 @@ export type HeartbeatConfig = AgentConfig['heartbeat'];
 export type StatusConfig = AgentConfig['status'];
 export type BindConfig = AgentConfig['health'];
 export type LeaderElectionConfig = AgentConfig['leaderElection'];
-export type ApiClientConfig = AgentConfig['apiClient'];
 export type ImportPolicyConfig = AgentConfig['imports'];
 export type ExportPolicyConfig = AgentConfig['exports'];
 /** `clusterset-agent leader run` only: the leader's controllers. */

@@ -40,6 +40,7 @@ import {
 } from '@kubernetes/client-node';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
+import { apiClient } from '../kube/shared-connections.js';
 
 /** The election state stored in a Lease's spec, with times as epoch milliseconds. */
 export interface LeaseRecord {
@@ -437,7 +438,7 @@ function signalMiddleware(signal: AbortSignal): ObservableMiddleware {
 
 /** A LeaseClient for the Lease `name` in `namespace`. Needs get/create/update on leases there. */
 export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string): LeaseClient {
-  const api = kc.makeApiClient(CoordinationV1Api);
+  const api = apiClient(kc, CoordinationV1Api);
   const options = (signal: AbortSignal) => ({ middleware: [signalMiddleware(signal)], middlewareMergeStrategy: 'append' as const });
   // The full objects we read or wrote, so a replace keeps labels, annotations and the
   // spec fields this elector does not manage (preferredHolder, strategy).

@@ -28,6 +28,7 @@ import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { Backoff, type BackoffSettings } from '../runtime/backoff.js';
 import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
+import { apiClient } from '../kube/shared-connections.js';
 
 export interface EventTarget {
   readonly apiVersion: string;
@@ -209,7 +210,7 @@ function retryAfterMs(err: unknown, now: number): number | undefined {
 }
 
 function kubeSink(kc: KubeConfig): EventSink {
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = apiClient(kc, CoreV1Api);
   return {
     create: (namespace, body) => core.createNamespacedEvent({ namespace, body }),
     patch: (namespace, name, update) => core.patchNamespacedEvent({

@@ -15,6 +15,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { WatchLike } from './informer.js';
+import { authenticationOf } from './shared-connections.js';
 import { answerError, headerText, isJson, parseObject, snippetOf, streamWatch, UnexpectedResponseError, type Query } from './rest-client.js';
 
 type Json = Record<string, unknown>;
@@ -44,7 +45,8 @@ async function authorize(kc: KubeConfig): Promise<Authorization> {
     setHeaderParam: (name: string, value: string) => { auth.headers[name] = value; },
     setDispatcher: (dispatcher: Dispatcher) => { auth.dispatcher = dispatcher; },
   };
-  await kc.applySecurityAuthentication(context as unknown as Parameters<KubeConfig['applySecurityAuthentication']>[0]);
+  // Shared keep-alive connections and the client budget once the agent shared them (shared-connections.ts).
+  await authenticationOf(kc).applySecurityAuthentication(context as unknown as Parameters<KubeConfig['applySecurityAuthentication']>[0]);
   return auth;
 }
 

@@ -1,11 +1,19 @@
-// Connection reuse for client-node. @kubernetes/client-node 2.0.1 builds a new undici Agent
-// for every request (`KubeConfig.createDispatcher`, called from applySecurityAuthentication),
-// so every request and every watch to the member API server paid a TCP and TLS handshake:
-// 6,049 connections for 7,616 requests in one measured initial sync. This keeps one keep-alive
-// Agent per API server and TLS identity for the life of the KubeConfig, and counts the
-// connections it opens. Every request and watch start through it also takes a token of the
-// KubeConfig's client budget (client-budget.ts) before it is sent.
-import type { KubeConfig } from '@kubernetes/client-node';
+// Connection reuse and the client budget for client-node's API clients, through client-node's
+// public API only. @kubernetes/client-node 2.0.1 authenticates each request with
+// `KubeConfig.applySecurityAuthentication`, which builds a new undici Agent every time, so every
+// request and every watch to the member API server paid a TCP and TLS handshake: 6,049
+// connections for 7,616 requests in one measured initial sync. Instead, a KubeConfig given to
+// {@link shareConnections} authenticates through {@link SharedConnections}: it reads the
+// kubeconfig's headers and TLS material with the public `applyToHTTPSOptions`, maps them to
+// undici connect options with the public `createDispatcherOptions`, and gives the request the
+// one keep-alive Agent of that server and TLS identity, counting the connections it opens. Every
+// request and watch start through it takes a token of the client budget (client-budget.ts)
+// before it is sent. API clients built with {@link apiClient} and the project's JSON client
+// (json-client.ts) authenticate this way; nothing of client-node is patched.
+import type https from 'node:https';
+import {
+  createConfiguration, ServerConfiguration, type ApiConstructor, type ApiType, type KubeConfig, type RequestContext, type SecurityAuthentication,
+} from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { H2_PING_INTERVAL_MS } from './https-agent-pool.js';
@@ -27,11 +35,6 @@ function throttled(agent: Agent, budget: ClientBudget): Dispatcher {
   });
 }
 
-type DispatcherOptions = ReturnType<KubeConfig['createDispatcherOptions']>;
-type CreateDispatcher = (cluster: Parameters<KubeConfig['createDispatcherOptions']>[0], agentOptions: Parameters<KubeConfig['createDispatcherOptions']>[1]) => unknown;
-
-const SHARED = Symbol('clusterset-agent.sharedConnections');
-
 /** A stable text for TLS material, or undefined for forms it cannot name (left to client-node). */
 function keyPart(value: unknown): string | undefined {
   if (value === undefined) return '';
@@ -45,33 +48,100 @@ function keyPart(value: unknown): string | undefined {
 }
 
 /**
- * Makes `kc` reuse connections: requests to the same server with the same TLS material share
- * one keep-alive undici Agent, and take tokens from `budget`. Proxies keep client-node's own
- * behaviour. Idempotent: later calls return the first call's stats and keep its budget.
+ * The authentication of a shared KubeConfig: client-node's own headers and TLS material, and
+ * one keep-alive Agent per server and TLS identity. Proxies keep client-node's own behaviour.
  */
-export function shareConnections(kc: KubeConfig, budget?: ClientBudget): ConnectionStats {
-  const marked = kc as unknown as { [SHARED]?: ConnectionStats; createDispatcher: CreateDispatcher };
-  const existing = marked[SHARED];
-  if (existing !== undefined) return existing;
-  const stats: ConnectionStats = { opened: 0, ...(budget !== undefined && { budget }) };
-  const original = marked.createDispatcher.bind(kc);
-  const dispatchers = new Map<string, Dispatcher>();
-  marked.createDispatcher = (cluster, agentOptions) => {
-    const options: DispatcherOptions = kc.createDispatcherOptions(cluster, agentOptions);
-    if (options.type !== 'agent') return original(cluster, agentOptions);
+export class SharedConnections implements SecurityAuthentication {
+  readonly stats: ConnectionStats;
+  readonly #dispatchers = new Map<string, Dispatcher>();
+
+  constructor(private readonly kc: KubeConfig, private readonly budget?: ClientBudget) {
+    this.stats = { opened: 0, ...(budget !== undefined && { budget }) };
+  }
+
+  getName(): string {
+    return 'kubeconfig authentication, shared connections';
+  }
+
+  async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    const cluster = this.kc.getCurrentCluster();
+    const opts: https.RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(opts);
+    const dispatcher = this.dispatcherFor(cluster, opts);
+    if (dispatcher === undefined) {
+      await this.kc.applySecurityAuthentication(context);
+      return;
+    }
+    // As client-node: basic auth first, then the headers its authenticators set (a token).
+    if (typeof opts.auth === 'string') context.setHeaderParam('Authorization', `Basic ${Buffer.from(opts.auth).toString('base64')}`);
+    if (opts.headers !== undefined && !Array.isArray(opts.headers)) {
+      for (const [name, value] of Object.entries(opts.headers)) {
+        if (value !== undefined) context.setHeaderParam(name, Array.isArray(value) ? value.join(', ') : String(value));
+      }
+    }
+    context.setDispatcher(dispatcher);
+  }
+
+  /** The shared Agent for this server and TLS material; undefined for a proxy or material it cannot name. */
+  private dispatcherFor(cluster: ReturnType<KubeConfig['getCurrentCluster']>, opts: https.RequestOptions): Dispatcher | undefined {
+    const agentOptions: https.AgentOptions = {
+      ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase,
+      ...(opts.rejectUnauthorized !== undefined && { rejectUnauthorized: opts.rejectUnauthorized }),
+      ...(opts.servername !== undefined && { servername: opts.servername }),
+    };
+    const options = this.kc.createDispatcherOptions(cluster, agentOptions);
+    if (options.type !== 'agent') return undefined;
     const c = options.connect as Record<string, unknown>;
-    const parts = [cluster?.server ?? '', ...['ca', 'cert', 'key', 'servername', 'rejectUnauthorized'].map((k) => keyPart(c[k]))];
-    if (parts.includes(undefined)) return original(cluster, agentOptions);
+    const parts = [cluster?.server ?? '', ...['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'].map((k) => keyPart(c[k]))];
+    if (parts.includes(undefined)) return undefined;
     const key = parts.join('\n');
-    let dispatcher = dispatchers.get(key);
+    let dispatcher = this.#dispatchers.get(key);
     if (dispatcher === undefined) {
       const agent = new Agent({ connect: options.connect as NonNullable<Agent.Options['connect']>, h2Options: { pingInterval: H2_PING_INTERVAL_MS } });
-      agent.on('connect', () => { stats.opened += 1; });
-      dispatcher = budget?.enabled ? throttled(agent, budget) : agent;
-      dispatchers.set(key, dispatcher);
+      agent.on('connect', () => { this.stats.opened += 1; });
+      dispatcher = this.budget?.enabled ? throttled(agent, this.budget) : agent;
+      this.#dispatchers.set(key, dispatcher);
     }
     return dispatcher;
-  };
-  marked[SHARED] = stats;
-  return stats;
+  }
+}
+
+const shared = new WeakMap<KubeConfig, SharedConnections>();
+
+/**
+ * Makes requests through `kc` reuse connections: those of {@link apiClient} and of the JSON
+ * client share one keep-alive undici Agent per server and TLS material, and take tokens from
+ * `budget`. Idempotent: later calls return the first call's stats and keep its budget.
+ */
+export function shareConnections(kc: KubeConfig, budget?: ClientBudget): ConnectionStats {
+  let connections = shared.get(kc);
+  if (connections === undefined) {
+    connections = new SharedConnections(kc, budget);
+    shared.set(kc, connections);
+  }
+  return connections.stats;
+}
+
+/** How requests to `kc`'s cluster authenticate: with shared connections once {@link shareConnections} was called, else as client-node does. */
+export function authenticationOf(kc: KubeConfig): SecurityAuthentication {
+  return shared.get(kc) ?? kc;
+}
+
+const userAgent = {
+  pre: (context: RequestContext) => {
+    context.setHeaderParam('User-Agent', 'clusterset-agent');
+    return Promise.resolve(context);
+  },
+  post: <T>(response: T) => Promise.resolve(response),
+};
+
+/** `kc.makeApiClient(type)`, authenticated by {@link authenticationOf}. */
+export function apiClient<T extends ApiType>(kc: KubeConfig, type: ApiConstructor<T>): T {
+  const connections = shared.get(kc);
+  if (connections === undefined) return kc.makeApiClient(type);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return new type(createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: connections }, promiseMiddleware: [userAgent],
+  }));
 }

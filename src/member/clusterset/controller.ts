@@ -22,6 +22,7 @@ import { StatusWriter } from '../status/writer.js';
 import type { EventRecorder, EventTarget } from '../../common/events/recorder.js';
 import { heldBy, type MembershipClaim } from './membership.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
+import { apiClient } from '../../common/kube/shared-connections.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
 export const LEAVE_FINALIZER = 'clusterset-agent.multicluster.x-k8s.io/leave-leader';
@@ -93,8 +94,8 @@ export class ClusterSetController {
   constructor(private readonly options: ClusterSetControllerOptions) {
     const kc = options.kubeConfig;
     this.log = options.logger.child({ component: 'clusterset-controller', namespace: options.namespace });
-    this.objects = kc.makeApiClient(CustomObjectsApi);
-    const core = kc.makeApiClient(CoreV1Api);
+    this.objects = apiClient(kc, CustomObjectsApi);
+    const core = apiClient(kc, CoreV1Api);
     const watch = createJsonClient(kc);
     const ns = options.namespace;
     this.ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: ns };

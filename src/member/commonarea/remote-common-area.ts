@@ -30,6 +30,7 @@ import { apiStatus, describeError, httpStatus } from '../../common/kube/errors.j
 import { AreaEvents, type TrustLost } from './area-events.js';
 import type { LeaderCredentials } from './credentials.js';
 import type { LeaderApi } from './leader-api.js';
+import type { LeaderLink } from '../leaderlink/lifecycle.js';
 
 /** A function, not a property read: the signal can abort while a beat awaits the leader. */
 function aborted(signal: AbortSignal): boolean {
@@ -46,29 +47,8 @@ export interface LeaderStatus extends LeaderConditionsSnapshot {
   readonly leaderClusterID: string;
 }
 
-/**
- * The area's side of its importer and its exporter: what it needs to drive them. Both move
- * data across the trust boundary, so both follow the area's trust in the leader.
- */
-export interface LeaderLink {
-  /** The leader is connected and trusted: work with this client (a no-op when already doing so). */
-  resume(api: LeaderApi): void;
-  /** Exchange nothing more with the leader (imports follow the lost-leader retention). */
-  pause(why: string): void;
-  /** Stops; what was imported or exported stays (a restart is not a leave). */
-  stop(): Promise<void>;
-  /**
-   * Stops and removes what it brought: the importer its local objects, the exporter its
-   * ResourceExports on the leader, through `api` (the area's client) when it never resumed,
-   * e.g. after a restart when the ClusterSet was deleted meanwhile.
-   */
-  leave(api?: LeaderApi): Promise<void>;
-  /**
-   * Our announce had to be created again (someone deleted it, and a leader deletes the
-   * exports of a member whose announce is gone): bring back at once what was published.
-   */
-  announceRecreated?(): void;
-}
+// The interface the area drives its importer and exporter through (leaderlink/lifecycle.ts).
+export type { LeaderLink };
 
 /** Failures that mean the leader's answers (or our right to ask) cannot be trusted. */
 const TRUST_LOSING: ReadonlySet<string> = new Set([

@@ -19,7 +19,6 @@
 //   refuses the namespace (with a Warning Event); `Conflict` mirrors the leader's verdict in the
 //   REs' status (e.g. ports that differ from another member's), read from the REs we list, get
 //   or write, and re-read a few times after a write (the leader judges asynchronously).
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
   SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
@@ -28,13 +27,13 @@ import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { ExportPolicyConfig } from '../../common/config/config.js';
 import type { EventRecorder } from '../../common/events/recorder.js';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../../common/kube/errors.js';
-import { Backoff } from '../../common/runtime/backoff.js';
 import { WorkQueue, type WorkResult } from '../../common/runtime/workqueue.js';
 import { InformerStoppedError, ResilientInformer } from '../../common/kube/informer.js';
 import { clusterInfoExport } from './clusterinfo-export.js';
 import { exportAllowed } from './export-policy.js';
 import { exportConflict, mergeForUpdate, sameExport, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from './service-export.js';
 import { EXPORT_REASON, ExportStatusWriter, type ServiceExportStatusWriter, type Verdict, type WantedCondition } from './status-writer.js';
+import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../leaderlink/lifecycle.js';
 
 /** Queue key of the ClusterInfo export. */
 export const CLUSTER_INFO_KEY = 'clusterinfo';
@@ -136,12 +135,6 @@ interface Known {
   stale?: boolean;
 }
 
-
-/** Thrown inside a reconcile when the exporter was paused or stopped since it began: write nothing more. */
-class PausedError extends Error {
-  override readonly name = 'PausedError';
-}
-
 const CONDITION_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 /** Delay before a name taken by another export is looked at again. */
 const NAME_CONFLICT_RECHECK_MS = 60_000;
@@ -162,20 +155,16 @@ function verdictOf(res: readonly ResourceExport[], leaderNamespace: string): Ver
   return judged ? { kind: 'ok' } : { kind: 'unknown' };
 }
 
-export class Exporter {
+export class Exporter implements LeaderLink {
   private readonly queue: WorkQueue;
-  private api: LeaderApi | undefined;
+  /** new, active (connected and trusted) or paused (write nothing); its generation fences writes. */
+  private readonly link = new LinkLifecycle<LeaderApi>();
   /** The last client given by resume, for leave() (also after a pause). */
   private lastApi: LeaderApi | undefined;
-  private state: 'new' | 'active' | 'paused' = 'new';
-  /** Bumped by every pause and stop: a reconcile that began before must not write. */
-  private generation = 0;
   /** The index was rebuilt since the last resume: reconciles may run. */
   private ready = false;
-  private stopped = false;
   private syncSeq = 0;
   private syncing: Promise<void> | undefined;
-  private syncAbort = new AbortController();
   private writers = 0;
   private drainWaiters: (() => void)[] = [];
   private readonly resyncTimer: ReturnType<typeof setInterval>;
@@ -232,38 +221,29 @@ export class Exporter {
    * runs; while active, a new client (rotated credentials) is simply used from now on.
    */
   resume(api: LeaderApi): void {
-    if (this.stopped) return;
-    this.api = api;
+    const change = this.link.resume(api);
+    if (change === 'stopped') return;
     this.lastApi = api;
     this.startWatcher(api);
-    if (this.state === 'active') return;
-    if (this.state === 'paused') this.options.logger.info('exports resumed');
-    this.state = 'active';
+    if (change !== 'started' && change !== 'resumed') return;
+    if (change === 'resumed') this.options.logger.info('exports resumed');
     this.ready = false;
     void this.fullSync();
   }
 
   /** Trust or leader lost: nothing more is written to the leader until the next resume. */
   pause(why: string): void {
-    if (this.stopped || this.state === 'paused') return;
-    const wasActive = this.state === 'active';
-    this.state = 'paused';
-    this.generation += 1;
+    const left = this.link.pause(why);
+    if (left === undefined) return;
     this.ready = false;
-    this.api = undefined;
     this.stopWatcher();
-    this.syncAbort.abort();
-    this.syncAbort = new AbortController();
-    if (wasActive) this.options.logger.warn('exports paused: nothing is written to the leader', { why });
+    if (left === 'active') this.options.logger.warn('exports paused: nothing is written to the leader', { why });
   }
 
   /** Stops; what was exported stays on the leader (a restart is not a leave). */
   async stop(): Promise<void> {
-    if (!this.stopped) {
-      this.stopped = true;
-      this.generation += 1;
+    if (this.link.stop()) {
       this.ready = false;
-      this.syncAbort.abort();
       clearInterval(this.resyncTimer);
       this.releaseDrainWaiters();
       this.stopWatcher();
@@ -328,7 +308,7 @@ export class Exporter {
   }
 
   resync(): void {
-    if (this.stopped || this.state !== 'active' || this.syncing !== undefined) return;
+    if (!this.link.active || this.syncing !== undefined) return;
     this.options.logger.info('full export sync: our announce was created again on the leader');
     void this.fullSync();
   }
@@ -386,29 +366,23 @@ export class Exporter {
     this.syncSeq += 1;
     const seq = this.syncSeq;
     this.ready = false;
-    const signal = this.syncAbort.signal;
+    const signal = this.link.activeSignal;
     const run = (async () => {
       await this.writersDrained();
-      const backoff = new Backoff({ baseMs: 500, maxMs: 30_000 });
-      for (;;) {
-        const api = this.api;
-        if (!this.current(seq) || !api) return;
-        try {
-          const list = await api.listResourceExports(this.selector());
-          if (!this.current(seq)) return;
-          this.rebuildIndex(list.items);
-          break;
-        } catch (err) {
-          if (!this.current(seq)) return;
-          const delay = backoff.next();
-          this.options.logger.warn('listing our resource exports on the leader failed; will retry', { error: describeError(err), retryInMs: Math.round(delay) });
-          try {
-            await sleep(delay, undefined, { signal });
-          } catch {
-            return;
-          }
-        }
-      }
+      const listed = await retryUntilDone(async () => {
+        const api = this.link.api;
+        if (!api) return;
+        const list = await api.listResourceExports(this.selector());
+        if (this.current(seq)) this.rebuildIndex(list.items);
+      }, {
+        backoff: { baseMs: 500, maxMs: 30_000 },
+        proceed: () => this.current(seq) && this.link.api !== undefined,
+        signal,
+        failed: (err, retryInMs) => {
+          this.options.logger.warn('listing our resource exports on the leader failed; will retry', { error: describeError(err), retryInMs: Math.round(retryInMs) });
+        },
+      });
+      if (!listed) return;
       this.ready = true;
       this.options.logger.info('exports synced with the leader', { resourceExports: this.known.size });
       this.enqueueAll();
@@ -423,7 +397,7 @@ export class Exporter {
 
   /** Still the sync to run: not superseded, paused or stopped. A method, so checks after an await are not narrowed away. */
   private current(seq: number): boolean {
-    return seq === this.syncSeq && !this.stopped && this.state === 'active';
+    return seq === this.syncSeq && this.link.active;
   }
 
   private rebuildIndex(items: readonly ResourceExport[]): void {
@@ -443,19 +417,17 @@ export class Exporter {
   // -------------------------------------------------------------------------------------
 
   private canWork(): boolean {
-    return !this.stopped && this.state === 'active' && this.ready && this.api !== undefined;
+    return this.link.active && this.ready && this.link.api !== undefined;
   }
 
   private checkWritable(generation: number): LeaderApi {
-    const api = this.api;
-    if (this.stopped || this.state !== 'active' || this.generation !== generation || !api) throw new PausedError('exports were paused');
-    return api;
+    return this.link.writable(generation, 'exports');
   }
 
   private async reconcile(key: string): Promise<WorkResult> {
     // Paused or not synced yet: nothing is lost, the full sync requeues every key.
     if (!this.canWork()) return undefined;
-    const generation = this.generation;
+    const generation = this.link.generation;
     this.writers += 1;
     try {
       if (key === CLUSTER_INFO_KEY) return await this.reconcileClusterInfo(generation);
@@ -683,7 +655,7 @@ export class Exporter {
   }
 
   private async getLive(name: string): Promise<ResourceExport | undefined> {
-    const api = this.api;
+    const api = this.link.api;
     if (!api) throw new PausedError('exports were paused');
     try {
       return await api.getResourceExport(name);

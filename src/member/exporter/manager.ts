@@ -22,6 +22,7 @@ import { sharedStrings } from '../../common/kube/string-pool.js';
 import { Exporter, type ExporterLogger, type ExportOutcome, type ExportSources } from './exporter.js';
 import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
 import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
+import { apiClient } from '../../common/kube/shared-connections.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
   child(fields: Record<string, unknown>): ExportManagerLogger;
@@ -63,10 +64,10 @@ export class ExportManager {
   constructor(private readonly options: ExportManagerOptions) {
     const kc = options.kubeConfig;
     this.log = options.logger.child({ component: 'exporter' });
-    this.objects = kc.makeApiClient(CustomObjectsApi);
+    this.objects = apiClient(kc, CustomObjectsApi);
     if (options.policy.enabled) {
-      const core = kc.makeApiClient(CoreV1Api);
-      const discovery = kc.makeApiClient(DiscoveryV1Api);
+      const core = apiClient(kc, CoreV1Api);
+      const discovery = apiClient(kc, DiscoveryV1Api);
       const watch = createJsonClient(kc);
       const ns = options.agentNamespace;
       this.caches = {
@@ -239,7 +240,7 @@ export class ExportManager {
    */
   private async discoverServiceCIDR(): Promise<void> {
     try {
-      const networking = this.options.kubeConfig.makeApiClient(NetworkingV1Api);
+      const networking = apiClient(this.options.kubeConfig, NetworkingV1Api);
       const found = await networking.readServiceCIDR({ name: 'kubernetes' });
       const cidr = pickCIDR(found.spec?.cidrs ?? []);
       if (cidr === undefined || this.stopped) return;

@@ -2,19 +2,16 @@
 // step: creates what is missing, replaces only what differs, deletes what is no longer
 // wanted (each object once), and never touches an object that exists but is not ours.
 import { isAlreadyExists, isNotFound } from '../../common/kube/errors.js';
+import { PausedError } from '../leaderlink/lifecycle.js';
 import { groupOfObject } from './groups.js';
 import type { LocalStore, ObjectRef, PlainObject } from './local-store.js';
 import type { Owned, OwnedIndex } from './owned-index.js';
+import type { TakenNames } from './taken-names.js';
 import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
 import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
-
-/** Thrown inside a reconcile when the importer was paused or stopped since it began: write nothing more. */
-export class PausedError extends Error {
-  override readonly name = 'PausedError';
-}
 
 /** Asked before every write; throws PausedError when a write must not happen any more. */
 export type WriteGuard = () => void;
@@ -23,6 +20,8 @@ export interface ApplierOptions {
   readonly store: LocalStore;
   readonly owner: ImportOwner;
   readonly owned: OwnedIndex;
+  /** Names known to be free need no GET in {@link Applier.claim}. @default every name is read */
+  readonly taken?: TakenNames;
   /** An object of `group` left the index: its slots may be free now. */
   readonly released: (group: string) => void;
   /** `riName` wants `ref`, which exists and is not ours (`why`); `claimed`: found before anything was created. */
@@ -69,12 +68,13 @@ export class Applier {
   /**
    * Checks, before anything is created, that every name in `refs` is free or ours: the first
    * one held by an object that is not ours is recorded as the conflict and 'conflict' returned.
-   * Names already indexed as ours cost nothing; `refs[0]` is skipped when `firstCreates`
-   * (creating it comes first and checks it: a 409 there creates nothing either).
+   * Names already indexed as ours, or that the watched names say are free, cost nothing;
+   * `refs[0]` is skipped when `firstCreates` (creating it comes first and checks it: a 409
+   * there creates nothing either). Only a taken name is read, to learn whose it is.
    */
   async claim(riName: string, refs: readonly ObjectRef[], guard: WriteGuard, firstCreates: boolean): Promise<'free' | 'conflict'> {
-    const owned = this.options.owned;
-    const unknown = refs.filter((ref, i) => !(firstCreates && i === 0) && !(owned.get(keyOf(ref))?.deleting === false));
+    const { owned, taken } = this.options;
+    const unknown = refs.filter((ref, i) => !(firstCreates && i === 0) && !(owned.get(keyOf(ref))?.deleting === false) && taken?.holds(ref) !== false);
     if (unknown.length === 0) return 'free';
     guard();
     const found = await Promise.all(unknown.map(async (ref) => {

@@ -18,18 +18,17 @@
 // - Rebuilding the index and purging run exclusively: reconciles wait at a gate, and the
 //   exclusive work waits for reconciles in flight, so neither sees the other half-done
 //   (runtime/gate.ts).
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ImportPolicyConfig } from '../../common/config/config.js';
 import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../../common/api/types.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../../common/events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../../common/kube/informer.js';
 import { describeError, isNamespaceTerminating, isNotFound } from '../../common/kube/errors.js';
-import { Backoff } from '../../common/runtime/backoff.js';
 import { ExclusiveGate } from '../../common/runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../../common/runtime/workqueue.js';
 import type { ImportCounts } from '../status/compute.js';
-import { Applier, PausedError, type ImportOutcome, type WriteGuard } from './applier.js';
+import { Applier, type ImportOutcome, type WriteGuard } from './applier.js';
+import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../leaderlink/lifecycle.js';
 import { ImportCapacity } from './capacity.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
 import type { LocalStore, ObjectRef } from './local-store.js';
@@ -38,6 +37,7 @@ import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
 import { checkImport, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
+import type { TakenNames } from './taken-names.js';
 import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
 
 export type { ImportOutcome } from './applier.js';
@@ -53,6 +53,8 @@ export interface ImporterOptions {
   readonly owner: ImportOwner;
   readonly policy: ImportPolicyConfig;
   readonly store: LocalStore;
+  /** Which claimed names are taken, without a GET (taken-names.ts). @default each is read */
+  readonly takenNames?: TakenNames;
   readonly namespaceExists: (namespace: string) => boolean;
   /** Whether an existing namespace is being deleted. @default never */
   readonly namespaceTerminating?: (namespace: string) => boolean;
@@ -102,23 +104,17 @@ export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: 
   return deleted;
 }
 
-export class Importer {
+export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
   private informer: ResilientInformer<ResourceImport> | undefined;
-  private api: LeaderApi | undefined;
-  /** 'new': never resumed; 'active': connected and trusted; 'paused': apply nothing. */
-  private state: 'new' | 'active' | 'paused' = 'new';
-  private pauseReason: string | undefined;
-  /** Bumped by every pause: a reconcile that began before it must not write. */
-  private generation = 0;
+  /** new, active (connected and trusted) or paused (apply nothing); its generation fences writes. */
+  private readonly link = new LinkLifecycle<LeaderApi>();
   /** The index was rebuilt and every RI requeued since the last resume: reconciles may run. */
   private ready = false;
   private needsResync = true;
   private resyncSeq = 0;
   private resyncing: Promise<void> | undefined;
   private purged = false;
-  private stopped = false;
-  private readonly stopSignal = new AbortController();
   private lostTimer: ReturnType<typeof setTimeout> | undefined;
   private capacityTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly resyncTimer: ReturnType<typeof setInterval>;
@@ -137,6 +133,7 @@ export class Importer {
       store: options.store,
       owner: options.owner,
       owned: this.owned,
+      ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
       deleteHeld: (service, endpoints, why) => { this.recordDeleteHeld(service, endpoints, why); },
@@ -173,19 +170,18 @@ export class Importer {
    * the first call) one full resync runs once the watcher has synced.
    */
   resume(api: LeaderApi): void {
-    if (this.stopped) return;
+    const pausedBecause = this.link.pauseReason;
+    const change = this.link.resume(api);
+    if (change === 'stopped') return;
     this.cancelCountdown();
-    if (this.state === 'active' && this.api === api) return;
-    if (this.state !== 'active') {
-      if (this.state === 'paused') this.options.logger.info('imports resumed', { pausedBecause: this.pauseReason });
+    if (change === 'unchanged') return;
+    if (change === 'started' || change === 'resumed') {
+      if (change === 'resumed') this.options.logger.info('imports resumed', { pausedBecause });
       this.ready = false;
       this.needsResync = true;
       this.purged = false;
-      this.state = 'active';
-      this.pauseReason = undefined;
     }
     const previous = this.informer;
-    this.api = api;
     this.informer = this.startWatcher(api);
     if (previous) this.stopWatcher(previous);
   }
@@ -196,13 +192,9 @@ export class Importer {
    * that never ran). Further calls while paused only keep the first reason.
    */
   pause(why: string): void {
-    if (this.stopped || this.state === 'paused') return;
-    this.state = 'paused';
-    this.pauseReason = why;
-    this.generation += 1;
+    if (this.link.pause(why) === undefined) return;
     this.ready = false;
     this.needsResync = true;
-    this.api = undefined;
     const informer = this.informer;
     this.informer = undefined;
     if (informer) this.stopWatcher(informer);
@@ -235,9 +227,7 @@ export class Importer {
 
   /** Stops watching; what was imported stays (a restart is not a leave). */
   async stop(): Promise<void> {
-    if (!this.stopped) {
-      this.stopped = true;
-      this.stopSignal.abort();
+    if (this.link.stop()) {
       clearInterval(this.resyncTimer);
       this.cancelCountdown();
       if (this.capacityTimer) clearTimeout(this.capacityTimer);
@@ -275,7 +265,7 @@ export class Importer {
     informer.on('update', enqueue);
     informer.on('delete', enqueue);
     informer.start().then(() => {
-      if (this.stopped || this.informer !== informer || this.state !== 'active') return;
+      if (this.informer !== informer || !this.link.active) return;
       this.options.logger.info('watching resource imports', { count: informer.list().length });
       if (this.needsResync) void this.fullResync();
       else this.requeueAll(informer);
@@ -312,7 +302,7 @@ export class Importer {
     const seq = this.resyncSeq;
     const run = this.gate.exclusive(() => this.rebuildIndexUntilDone()).then(() => {
       const informer = this.informer;
-      if (seq !== this.resyncSeq || this.stopped || this.state !== 'active' || !informer?.hasSynced) return;
+      if (seq !== this.resyncSeq || !this.link.active || !informer?.hasSynced) return;
       this.ready = true;
       this.needsResync = false;
       this.requeueAll(informer);
@@ -331,7 +321,7 @@ export class Importer {
   }
 
   private startCountdown(ms: number): void {
-    if (this.lostTimer || this.stopped) return;
+    if (this.lostTimer || this.link.stopped) return;
     this.lostTimer = setTimeout(() => {
       this.lostTimer = undefined;
       void this.purgeAll('the leader was lost or untrusted for longer than the retention period');
@@ -345,8 +335,8 @@ export class Importer {
 
   private purgeAll(why: string): Promise<void> {
     return this.gate.exclusive(async () => {
-      if (this.stopped || this.state !== 'paused') return;
-      this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.pauseReason });
+      if (!this.stillPaused()) return;
+      this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
           () => this.stillPaused());
@@ -380,23 +370,14 @@ export class Importer {
    * (a member apiserver still initialising a CRD's storage answers 429): retry with backoff.
    */
   private async rebuildIndexUntilDone(): Promise<void> {
-    const backoff = new Backoff({ baseMs: 200, maxMs: 30_000 });
-    for (;;) {
-      if (this.stopped) return;
-      try {
-        await this.rebuildIndex();
-        return;
-      } catch (err) {
-        if (this.isStopped()) return;
-        const delay = backoff.next();
-        this.options.logger.warn('listing imported objects failed; will retry', { error: describeError(err), retryInMs: Math.round(delay) });
-        try {
-          await sleep(delay, undefined, { signal: this.stopSignal.signal });
-        } catch {
-          return;
-        }
-      }
-    }
+    await retryUntilDone(() => this.rebuildIndex(), {
+      backoff: { baseMs: 200, maxMs: 30_000 },
+      proceed: () => !this.link.stopped,
+      signal: this.link.stopSignal,
+      failed: (err, retryInMs) => {
+        this.options.logger.warn('listing imported objects failed; will retry', { error: describeError(err), retryInMs: Math.round(retryInMs) });
+      },
+    });
   }
 
   private async rebuildIndex(): Promise<void> {
@@ -424,7 +405,7 @@ export class Importer {
   }
 
   private scheduleCapacityRetry(): void {
-    if (this.capacityTimer || this.riState.waitingForCapacity.size === 0 || this.stopped) return;
+    if (this.capacityTimer || this.riState.waitingForCapacity.size === 0 || this.link.stopped) return;
     this.capacityTimer = setTimeout(() => {
       this.capacityTimer = undefined;
       for (const riName of this.riState.waitingForCapacity) this.queue.add(riName);
@@ -458,20 +439,16 @@ export class Importer {
 
   // Method calls, so that checks after an await are not narrowed away.
   private stillPaused(): boolean {
-    return !this.stopped && this.state === 'paused';
-  }
-
-  private isStopped(): boolean {
-    return this.stopped;
+    return !this.link.stopped && this.link.state === 'paused';
   }
 
   private canWork(): boolean {
-    return !this.stopped && this.state === 'active' && this.ready;
+    return this.link.active && this.ready;
   }
 
   /** Throws PausedError when a write must not happen any more. */
   private checkWritable(generation: number): void {
-    if (this.stopped || this.state !== 'active' || this.generation !== generation) throw new PausedError('imports were paused');
+    this.link.writable(generation, 'imports');
   }
 
   private collectGarbage(): Promise<undefined> {
@@ -490,7 +467,7 @@ export class Importer {
     return this.gate.shared(async () => {
       const informer = this.informer;
       if (!this.canWork() || !informer?.hasSynced) return undefined;
-      const generation = this.generation;
+      const generation = this.link.generation;
       const before = JSON.stringify(this.counts());
       try {
         return await this.reconcileOne(riName, informer, () => { this.checkWritable(generation); });

@@ -11,6 +11,8 @@ import type { ImportCounts } from '../status/compute.js';
 import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js';
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
+import { WatchedNames } from './taken-names.js';
+import { apiClient } from '../../common/kube/shared-connections.js';
 
 export interface ImportManagerLogger extends ImporterLogger {
   child(fields: Record<string, unknown>): ImportManagerLogger;
@@ -32,15 +34,19 @@ export interface ImportManagerOptions {
 export class ImportManager {
   private readonly importers = new Map<string, Importer>();
   private readonly namespaces: ResilientInformer<V1Namespace>;
+  /** Shared by every ClusterSet's importer: a name is taken or free whoever asks. */
+  private readonly takenNames: WatchedNames;
   private readonly log: ImportManagerLogger;
 
   constructor(private readonly options: ImportManagerOptions) {
-    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    const core = apiClient(options.kubeConfig, CoreV1Api);
     this.log = options.logger.child({ component: 'importer' });
     // The firewall needs to know which namespaces exist: the agent never creates one.
+    const client = createJsonClient(options.kubeConfig);
     this.namespaces = new ResilientInformer<V1Namespace>({
-      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: createJsonClient(options.kubeConfig), logger: this.log,
+      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: client, logger: this.log,
     });
+    this.takenNames = WatchedNames.watching(client, this.log);
   }
 
   start(): Promise<void> {
@@ -49,6 +55,8 @@ export class ImportManager {
       const name = ns.metadata?.name;
       if (name) for (const importer of this.importers.values()) importer.namespaceAdded(name);
     });
+    // Not awaited: until they sync, claimed names are read one by one (taken-names.ts).
+    this.takenNames.start();
     return this.namespaces.start();
   }
 
@@ -71,6 +79,7 @@ export class ImportManager {
       owner: this.owner(clusterSet, target),
       policy: this.options.policy,
       store: this.options.store,
+      takenNames: this.takenNames,
       namespaceExists: (ns) => this.namespaces.get(ns) !== undefined,
       namespaceTerminating: (ns) => this.namespaces.get(ns)?.status?.phase === 'Terminating',
       events: this.options.events,
@@ -103,6 +112,6 @@ export class ImportManager {
     await Promise.all(all.map((i) => i.stop().catch((err: unknown) => {
       this.log.warn('importer did not stop cleanly', { error: describeError(err) });
     })));
-    await this.namespaces.stop();
+    await Promise.all([this.namespaces.stop(), this.takenNames.stop()]);
   }
 }
