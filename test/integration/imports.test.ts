@@ -313,6 +313,21 @@ spec:
     });
   }
 
+  it('checks a new Service\'s names from metadata-only watches: no GET of its Endpoints or ServiceImport name', async () => {
+    const since = new Date().toISOString();
+    await ri().create(serviceImportRI('team-a', 'names-free', [{ name: 'http', port: 80 }]));
+    await ri().create(endpointsRI('team-a', 'names-free', ['10.60.0.2']));
+    await waitFor('the Service imported', async () => (await local().service('team-a', 'antrea-mc-names-free')) !== undefined, converge);
+    await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+    // Had the watches failed (say, the API server refusing PartialObjectMetadata), each name would be read with a GET.
+    const reads = readAuditEvents(member.auditLogPath, (e) => e.verb === 'get' && e.requestReceivedTimestamp >= since && e.objectRef?.namespace === 'team-a'
+      && (e.objectRef.resource === 'endpoints' || e.objectRef.resource === 'serviceimports'));
+    assert.deepEqual(reads.map((e) => `${e.objectRef?.resource ?? ''}/${e.objectRef?.name ?? ''}`), [], 'no GET of the names');
+    await ri().delete('team-a-names-free-endpoints');
+    await ri().delete('team-a-names-free-service');
+    await waitFor('the Service withdrawn', async () => (await local().service('team-a', 'antrea-mc-names-free')) === undefined, converge);
+  });
+
   it('keeps watching with the new token after a rotation, the old one revoked', async () => {
     const next = await createMemberAccess(leader, MEMBER_ID, { serviceAccount: 'member-east-rotated' });
     await writeLeaderSecret(member, 'leader-token', { caPem: leader.caPem, token: next.token });

@@ -21,7 +21,7 @@ import { selfSignedLoopbackCert } from '../harness/pki.js';
 let server: https.Server;
 let kc: KubeConfig;
 let tokenFile: string;
-const seen: { method: string; url: string; authorization: string; body: string }[] = [];
+const seen: { method: string; url: string; authorization: string; accept: string; body: string }[] = [];
 let answer: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
 
 before(async () => {
@@ -30,7 +30,7 @@ before(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization ?? '', body: Buffer.concat(chunks).toString() });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization ?? '', accept: req.headers.accept ?? '', body: Buffer.concat(chunks).toString() });
       answer(req, res);
     });
   });
@@ -52,6 +52,16 @@ after(() => { server.closeAllConnections(); server.close(); });
 const reply = (code: number, body: unknown, type = 'application/json') => { answer = (_req, res) => { res.writeHead(code, { 'content-type': type }); res.end(typeof body === 'string' ? body : JSON.stringify(body)); }; };
 
 describe('createJsonClient', () => {
+  it("asks for PartialObjectMetadata when made for metadata (lists and watches), whole objects otherwise", async () => {
+    reply(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'a', namespace: 'ns' } }] }, 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
+    const list = await createJsonClient(kc, undefined, undefined, 'metadata').request('GET', '/api/v1/endpoints');
+    assert.deepEqual(list['items'], [{ metadata: { name: 'a', namespace: 'ns' } }]);
+    assert.equal(seen.at(-1)?.accept, 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
+    reply(200, { kind: 'EndpointsList', items: [] });
+    await createJsonClient(kc).request('GET', '/api/v1/endpoints');
+    assert.equal(seen.at(-1)?.accept, 'application/json');
+  });
+
   it('sends JSON with the kubeconfig token and returns the answer as plain JSON', async () => {
     reply(201, { kind: 'Service', metadata: { name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' } });
     const body = await createJsonClient(kc).request('POST', '/api/v1/namespaces/ns/services', { body: { kind: 'Service' }, query: { fieldManager: 'x' } });

@@ -58,8 +58,25 @@ async function authorize(kc: KubeConfig): Promise<Authorization> {
  */
 export const AUTH_REUSE_MS = 10_000;
 
+/**
+ * What the answers carry: whole objects, or only their metadata (the API server's
+ * PartialObjectMetadata, as client-go's metadata informers ask for it). A cache that needs only
+ * names then neither receives nor parses the objects' content. `metadata` is for LIST and
+ * WATCH requests of a collection only.
+ */
+export type Answers = 'objects' | 'metadata';
+
+const ACCEPT: Readonly<Record<Answers, { readonly list: string; readonly watch: string }>> = {
+  objects: { list: 'application/json', watch: 'application/json' },
+  metadata: {
+    list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+    watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  },
+};
+
 /** Requests to `kc`'s current cluster; each waits at most `timeoutMs` for the whole answer. */
-export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => number = () => performance.now()): JsonClient {
+export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => number = () => performance.now(), answers: Answers = 'objects'): JsonClient {
+  const accept = ACCEPT[answers];
   let cached: { readonly auth: Promise<Authorization>; readonly at: number } | undefined;
   const currentAuth = (): Promise<Authorization> => {
     if (cached === undefined || now() - cached.at >= AUTH_REUSE_MS) {
@@ -89,7 +106,7 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
         where: `member WATCH ${path}`, secret, connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
         open: async (signal) => {
           const answer = await undiciRequest(url, {
-            method: 'GET', headers: { ...headers, Accept: 'application/json', 'User-Agent': 'clusterset-agent' },
+            method: 'GET', headers: { ...headers, Accept: accept.watch, 'User-Agent': 'clusterset-agent' },
             ...(dispatcher !== undefined && { dispatcher }), signal, headersTimeout: 0, bodyTimeout: 0,
           });
           if (answer.statusCode === 401) cached = undefined;
@@ -107,7 +124,7 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
       const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
       const answer = await undiciRequest(url, {
         method,
-        headers: { ...headers, Accept: 'application/json', 'User-Agent': 'clusterset-agent', ...(payload !== undefined && { 'Content-Type': 'application/json' }) },
+        headers: { ...headers, Accept: method === 'GET' ? accept.list : 'application/json', 'User-Agent': 'clusterset-agent', ...(payload !== undefined && { 'Content-Type': 'application/json' }) },
         ...(payload !== undefined && { body: payload }),
         ...(dispatcher !== undefined && { dispatcher }),
         signal: AbortSignal.timeout(timeoutMs),

@@ -46,7 +46,8 @@ export class ImportManager {
     this.namespaces = new ResilientInformer<V1Namespace>({
       name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: client, logger: this.log,
     });
-    this.takenNames = WatchedNames.watching(client, this.log);
+    // Metadata only: a cluster's Endpoints may be many and large, and only their names count here.
+    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log);
   }
 
   start(): Promise<void> {
