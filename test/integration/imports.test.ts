@@ -33,16 +33,16 @@ describe('imports from a leader', () => {
   let agent: Agent | undefined;
   let log = capturedLogger();
   let access: { serviceAccount: string; token: string };
-  const config = () => loadConfig({
+  const config = (extra = '') => loadConfig({
     argv: ['--config', 'agent.yaml'], env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
 imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${String(RESYNC_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }
-`,
+${extra}`,
   });
-  const startMemberAgent = async () => {
+  const startMemberAgent = async (extraConfig = '') => {
     log = capturedLogger();
-    agent = await startAgent(config(), log.logger, member.adminConfig());
+    agent = await startAgent(config(extraConfig), log.logger, member.adminConfig());
   };
   const ri = () => leaderImports(leader.adminConfig());
   const local = () => memberReads(member.adminConfig());
@@ -348,6 +348,62 @@ spec:
         return query.get('allowWatchBookmarks') !== 'true' || !(timeout >= 300 && timeout < 600);
       });
       assert.deepEqual(bad, [], `${cluster}: watches without bookmarks or the server-side timeout`);
+    }
+  });
+
+  // The server ends a watch at its timeoutSeconds; with bookmarks the agent knows where the
+  // quiet collection is and reopens the watch from there. A LIST at every timeout (what a
+  // reopen without a usable resourceVersion costs) would read every object again.
+  it('reopens a watch the server ended at its timeout from where it was, without a LIST (member and leader)', async () => {
+    await agent?.stop();
+    // 4 to 7 s: long enough for the bookmark the apiserver sends 2 s before a watch's deadline.
+    const started = new Date().toISOString();
+    await startMemberAgent('apiClient: { watchTimeoutSeconds: 4 }');
+    try {
+      await waitFor('the agent ready, its exports synced with the leader', () => agent?.ready() === true && log.text().includes('exports synced with the leader'), converge);
+      const agentUser = { member: 'test-admin', leader: `system:serviceaccount:${LEADER_NS}:${access.serviceAccount}` } as const;
+      type Request = { verb: string; stage: string; requestURI?: string; userAgent?: string; user: { username: string }; requestReceivedTimestamp: string };
+      const requests = (plane: ControlPlane, cluster: keyof typeof agentUser) => readFileSync(plane.auditLogPath ?? '', 'utf8').split('\n').filter(Boolean)
+        .map((line) => JSON.parse(line) as Request)
+        .filter((e) => e.user.username === agentUser[cluster] && e.requestReceivedTimestamp >= started
+          // A watch is logged when it starts (ResponseStarted), a LIST when it completes.
+          && ((e.verb === 'watch' && e.stage === 'ResponseStarted') || (e.verb === 'list' && e.stage === 'ResponseComplete')));
+      // An informer lists and watches one collection with one selector; other LISTs (the
+      // importer's resync of the objects it labelled) read other selections.
+      const collection = (uri: string) => {
+        const url = new URL(uri, 'https://x');
+        return `${url.pathname}?labelSelector=${url.searchParams.get('labelSelector') ?? ''}&fieldSelector=${url.searchParams.get('fieldSelector') ?? ''}`;
+      };
+      // Every collection watched now has been watched before `since`: each watch after it is a reopen.
+      const since = new Date().toISOString();
+      const watched = { member: new Set<string>(), leader: new Set<string>() };
+      for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+        for (const e of requests(plane, cluster)) if (e.verb === 'watch' && e.userAgent === 'clusterset-agent') watched[cluster].add(collection(e.requestURI ?? ''));
+      }
+      assert.ok(watched.member.size >= 7, `member collections watched: ${[...watched.member].join(', ')}`);
+      assert.ok([...watched.leader].some((c) => c.includes('/resourceimports')) && [...watched.leader].some((c) => c.includes('/resourceexports')), `leader collections watched: ${[...watched.leader].join(', ')}`);
+      const reopened = () => ([['member', member], ['leader', leader]] as const).every(([cluster, plane]) => {
+        const after = requests(plane, cluster).filter((e) => e.verb === 'watch' && e.requestReceivedTimestamp > since).map((e) => collection(e.requestURI ?? ''));
+        return [...watched[cluster]].every((c) => after.includes(c));
+      });
+      await waitFor('every watch reopened after its timeout', reopened, { timeoutMs: 30_000, intervalMs: 250 });
+
+      for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+        const window = requests(plane, cluster).filter((e) => e.requestReceivedTimestamp > since && watched[cluster].has(collection(e.requestURI ?? '')));
+        const lists = window.filter((e) => e.verb === 'list').map((e) => e.requestURI);
+        assert.deepEqual(lists, [], `${cluster}: no LIST of a watched collection while its watches time out`);
+        const watches = window.filter((e) => e.verb === 'watch');
+        const bad = watches.map((e) => new URL(e.requestURI ?? '', 'https://x').searchParams).filter((q) => {
+          const timeout = Number(q.get('timeoutSeconds'));
+          return !(Number(q.get('resourceVersion')) > 0) || q.get('allowWatchBookmarks') !== 'true' || !(timeout >= 4 && timeout < 8);
+        }).map(String);
+        assert.deepEqual(bad, [], `${cluster}: reopened watches without a resourceVersion, bookmarks or the configured timeout`);
+      }
+    } finally {
+      // Back to the default timeouts for what follows.
+      await agent?.stop();
+      await startMemberAgent();
+      await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
     }
   });
 
