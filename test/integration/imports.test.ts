@@ -17,7 +17,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
 import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
-import { readAuditEvents } from '../harness/agent-process.js';
+import { readAuditEvents, type AuditEvent } from '../harness/agent-process.js';
 import { waitFor } from '../harness/wait.js';
 
 const INTERVAL_S = 2;
@@ -405,6 +405,61 @@ spec:
       await startMemberAgent();
       await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
     }
+  });
+
+  // A bare kube-apiserver runs no namespace controller: a deleted namespace keeps the
+  // `kubernetes` finalizer and stays Terminating until the test finalizes it.
+  it('refuses an import into a Terminating namespace with an Event and a status count, creates nothing meanwhile, and lands it once the namespace is back', async () => {
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    const cs = clusterSetApi(member.adminConfig());
+    const ns = 'team-t';
+    await createNamespace(member.adminConfig(), ns);
+    await core.deleteNamespace({ name: ns });
+    assert.equal((await core.readNamespace({ name: ns })).status?.phase, 'Terminating');
+    const rejectedBefore = (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected ?? 0;
+    const since = new Date().toISOString();
+    await ri().create(serviceImportRI(ns, 'web', [{ name: 'http', port: 80 }]));
+    await ri().create(endpointsRI(ns, 'web', ['10.70.0.1']));
+
+    const refusals = async () => (await core.listNamespacedEvent({ namespace: AGENT_NS })).items
+      .filter((e) => e.reason === 'ImportRejectedNamespaceTerminating' && e.message?.includes(`"${ns}"`));
+    const [event] = await waitFor('an ImportRejectedNamespaceTerminating Event', async () => { const found = await refusals(); return found.length > 0 ? found : undefined; }, converge);
+    assert.match(event?.message ?? '', new RegExp(`ResourceImport ${LEADER_NS}/${ns}-web-(service|endpoints).*target namespace "${ns}" is being deleted \\(Terminating\\): the import lands once the namespace is created again`));
+    assert.equal(event?.type, 'Warning');
+    await waitFor('both imports counted as rejected in the ClusterSet status', async () =>
+      (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected === rejectedBefore + 2, converge);
+
+    // The importer re-lists its objects every RESYNC_S: over two of those the refused imports
+    // are not retried (the old behaviour was a create every few seconds).
+    const agentRequests = (test: (e: AuditEvent) => boolean) => readAuditEvents(member.auditLogPath, (e) =>
+      e.userAgent === 'clusterset-agent' && e.requestReceivedTimestamp >= since && test(e));
+    const resyncs = () => agentRequests((e) => e.verb === 'list' && e.objectRef?.resource === 'services' && (e.requestURI ?? '').includes('labelSelector=')).length;
+    const resyncsAtRefusal = resyncs();
+    await waitFor('two importer resyncs after the refusal', () => resyncs() >= resyncsAtRefusal + 2, { timeoutMs: 4 * RESYNC_S * 1000, intervalMs: 250 });
+    const creates = agentRequests((e) => e.verb === 'create' && e.objectRef?.namespace === ns);
+    // At most one create per import that raced the namespace cache (refused with 403), never a retry.
+    assert.ok(creates.length <= 2, `creates in the Terminating namespace: ${creates.map((e) => `${e.objectRef?.resource ?? ''}:${String(e.responseStatus?.code)}`).join(', ')}`);
+    assert.equal((await refusals()).reduce((n, e) => n + (e.count ?? 1), 0) <= 2, true, 'one Event per refused import, not repeated');
+
+    // Finalized (what the namespace controller does once it emptied it), deleted, created again.
+    const terminating = await core.readNamespace({ name: ns });
+    await core.replaceNamespaceFinalize({ name: ns, body: { apiVersion: 'v1', kind: 'Namespace', metadata: terminating.metadata ?? { name: ns }, spec: { finalizers: [] } } });
+    await waitFor('the namespace gone', async () => {
+      try {
+        await core.readNamespace({ name: ns });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 404;
+      }
+    }, converge);
+    await createNamespace(member.adminConfig(), ns);
+    await waitFor('the import landed once the namespace is back', async () =>
+      (await local().endpoints(ns, 'antrea-mc-web'))?.subsets?.[0]?.addresses?.[0]?.ip === '10.70.0.1' && (await local().serviceImport(ns, 'web')) !== undefined, converge);
+    await waitFor('no import counted as rejected any more', async () => (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected === rejectedBefore, converge);
+
+    await ri().delete(`${ns}-web-endpoints`);
+    await ri().delete(`${ns}-web-service`);
+    await waitFor('the import withdrawn', async () => (await local().service(ns, 'antrea-mc-web')) === undefined, converge);
   });
 
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {
