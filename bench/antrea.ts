@@ -59,7 +59,12 @@ const CONTROLLER_USER = (ns: string) => `system:serviceaccount:${ns}:antrea-mc-c
 buildDist();
 antreaBins();
 
-/** Reads a JSON audit log incrementally: every call returns the completed requests logged since the last. */
+/**
+ * Reads a JSON audit log incrementally: every call returns the requests logged since the last,
+ * each once: a watch when it starts (ResponseStarted), anything else when it completes. A watch
+ * is logged as complete only when it ends, 5 to 10 minutes later, so counting completions
+ * missed every watch reopened inside an at-rest window.
+ */
 function auditTail(file: string | undefined): () => AuditEvent[] {
   if (file === undefined) throw new Error('control plane without an audit log');
   let offset = 0;
@@ -75,7 +80,7 @@ function auditTail(file: string | undefined): () => AuditEvent[] {
       offset = size;
       const lines = (rest + buf.toString('utf8')).split('\n');
       rest = lines.pop() ?? '';
-      return lines.filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.stage === 'ResponseComplete');
+      return lines.filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.stage === (e.verb === 'watch' ? 'ResponseStarted' : 'ResponseComplete'));
     } finally {
       closeSync(fd);
     }
