@@ -416,7 +416,11 @@ spec:
     await createNamespace(member.adminConfig(), ns);
     await core.deleteNamespace({ name: ns });
     assert.equal((await core.readNamespace({ name: ns })).status?.phase, 'Terminating');
-    const rejectedBefore = (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected ?? 0;
+    // The count the status shows now, once it agrees with the importer's (status writes are coalesced).
+    const rejectedBefore = await waitFor('the status count settled', async () => {
+      const shown = (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected ?? 0;
+      return shown === agent?.imports.counts(CLUSTERSET_ID)?.rejected ? shown : undefined;
+    }, converge);
     const since = new Date().toISOString();
     await ri().create(serviceImportRI(ns, 'web', [{ name: 'http', port: 80 }]));
     await ri().create(endpointsRI(ns, 'web', ['10.70.0.1']));
