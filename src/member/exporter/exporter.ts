@@ -832,6 +832,8 @@ export class Exporter {
       // The watch lags behind the answers to our own writes and reads: an event can bring a
       // version older than the one we hold (e.g. the leader's verdict on the spec before our
       // replace). Taking it would show that verdict as current and PUT over a stale version.
+      // (A leader restored from an etcd backup, whose revisions went back, is caught by the
+      // next full sync, which rebuilds the index from a list.)
       if (olderVersion(re.metadata?.resourceVersion, entry.live.metadata?.resourceVersion)) return;
       this.setKnown(name, key, re);
     }
