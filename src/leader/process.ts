@@ -3,11 +3,13 @@
 import type winston from 'winston';
 import type { AgentConfig } from '../common/config/config.js';
 import { createEventRecorder, flushThenStop } from '../common/events/recorder.js';
+import { setWatchTimeout } from '../common/kube/informer.js';
 import { runProcess, type ProcessWork, type RunningProcess } from '../common/process.js';
 import { LeaderController } from './controller.js';
 
 export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): Promise<RunningProcess> {
   return runProcess(config, logger, async (kubeConfig, metrics): Promise<ProcessWork> => {
+    setWatchTimeout(config.apiClient.watchTimeoutSeconds);
     const events = createEventRecorder(kubeConfig, logger, 'clusterset-agent-leader');
     const controller = new LeaderController({
       kubeConfig,

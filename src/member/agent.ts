@@ -12,6 +12,7 @@ import { apiServerBudget, memberKubeConfig } from '../common/kube/local-cluster.
 import { runProcess, type RunningProcess } from '../common/process.js';
 import type { AgentMetrics } from '../common/metrics/metrics.js';
 import { shareConnections } from '../common/kube/shared-connections.js';
+import { setWatchTimeout } from '../common/kube/informer.js';
 
 export interface Agent {
   readonly controller: ClusterSetController;
@@ -36,6 +37,8 @@ export function assertTlsVerificationEnabled(env: Readonly<Record<string, string
 
 export async function startAgent(config: AgentConfig, logger: winston.Logger, kubeConfig = memberKubeConfig(config), metrics?: AgentMetrics): Promise<Agent> {
   assertTlsVerificationEnabled(process.env);
+  // Before any informer opens a watch, to the member or to a leader.
+  setWatchTimeout(config.apiClient.watchTimeoutSeconds);
   // Before any client is made from it: every request and watch to the member reuses connections.
   const connections = shareConnections(kubeConfig, apiServerBudget(config, logger));
   metrics?.observeConnections(connections);

@@ -186,6 +186,18 @@ describe('bad input', () => {
     assert.match(readyCondition(cs)?.message ?? '', /spec\.clusterID: cluster ID "Bad_ID" is not valid: a cluster ID is a DNS-1123 label/);
   });
 
+  // The one cluster-ID grammar (issue 21): the member spec refuses a dotted ID in the words
+  // the token helper and the leader use, before anything is written to the leader.
+  it('a dotted cluster ID is InvalidSpec in the shared cluster-ID words, and no announce is written', async () => {
+    await createClusterSet(member, { name: 'dotted-id', clusterID: 'east.example', server: leader.server, secret: 'healthy-token' });
+    const cs = await waitForReady(member, 'dotted-id', 'False', 'InvalidSpec', 2 * INTERVAL_S * 1000);
+    assert.match(readyCondition(cs)?.message ?? '', /spec\.clusterID: cluster ID "east\.example" is not valid: a cluster ID is a DNS-1123 label.*\(no dots\)/);
+    const announces = (await leader.adminConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS,
+    })) as { items: MemberClusterAnnounce[] };
+    assert.deepEqual(announces.items.filter((a) => a.clusterID === 'east.example' || (a.metadata?.name ?? '').includes('east.example')).map((a) => a.metadata?.name), []);
+  });
+
   it('leaves the healthy ClusterSet untouched and the agent running', async () => {
     const cs = await clusterSetApi(member.adminConfig()).get('healthy');
     const ready = readyCondition(cs);

@@ -1,6 +1,7 @@
 // One ServiceExport exported to two ClusterSets whose leaders disagree (one refuses, one
 // accepts): the agent's one status writer shows Conflict=True naming the refusing ClusterSet,
-// with at most one status write per change of the verdict and none at rest (member audit log).
+// with at most one status write per change of the verdict and none at rest (member audit log);
+// a verdict carried by a replaced RE from the previous spec is never written.
 // The same rest window measures the member requests a minute of an idle agent.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -100,5 +101,36 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16] }
     const perMinute = atRest.length / (REST_S / 60);
     t.diagnostic(`member requests at rest: ${String(perMinute)}/min (${atRest.map((e) => `${e.verb} ${e.objectRef?.resource ?? ''}`).join(', ')})`);
     assert.equal((await serviceExport()).status?.conditions?.find((c) => c.type === 'Conflict')?.status, 'True');
+  });
+
+  // Item 5 of issue 21: a verdict is tied to the RE version it was written on. After the
+  // Service changes, the REs are replaced and still carry the previous spec's verdicts (status
+  // is a subresource): that is no verdict on the new spec, so nothing is written until the
+  // leaders judge the new version, and then once. (A carried verdict equals the one shown, so
+  // taking it would show nothing new here; the watch bringing an older version after our
+  // replace, where it would, is exporter.test.ts' "verdicts tied to the version" case.)
+  it('a spec change writes no verdict until the leaders judge the new version, then one write', async () => {
+    const reApi = (leader: ControlPlane) => leader.adminConfig().makeApiClient(CustomObjectsApi);
+    const port = async (leader: ControlPlane) => ((await reApi(leader).getNamespacedCustomObject({ ...reRef, name: reName })) as ResourceExport).spec?.service?.serviceSpec?.ports?.[0]?.port;
+    const before = statusWrites().length;
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    const svc = await core.readNamespacedService({ namespace: 'team-a', name: 'web' });
+    assert.ok(svc.spec);
+    svc.spec.ports = [{ name: 'http', port: 81, protocol: 'TCP', targetPort: 8080 }];
+    await core.replaceNamespacedService({ namespace: 'team-a', name: 'web', body: svc });
+    await waitFor('both leaders hold the new spec', async () => (await port(refusing)) === 81 && (await port(accepting)) === 81, converge);
+    const carried = (await reApi(refusing).getNamespacedCustomObject({ ...reRef, name: reName })) as ResourceExport;
+    assert.equal(carried.status?.conditions?.[0]?.type, 'Failure', 'the replaced RE still carries the verdict on the previous spec');
+    await agent?.exports.exporterFor('set-a')?.onIdle();
+    await agent?.exports.exporterFor('set-b')?.onIdle();
+    assert.equal(statusWrites().length, before, 'no ServiceExport status write from a verdict on the previous spec');
+
+    await Promise.all([judge(refusing, { type: 'Succeeded', status: 'True' }), judge(accepting, { type: 'Succeeded', status: 'True' })]);
+    const cleared = await waitFor('Conflict=False once both leaders accept the new spec', async () =>
+      (await serviceExport()).status?.conditions?.find((c) => c.type === 'Conflict' && c.status === 'False'), converge);
+    assert.equal(cleared.reason, 'NoConflict');
+    await agent?.exports.exporterFor('set-a')?.onIdle();
+    await agent?.exports.exporterFor('set-b')?.onIdle();
+    assert.equal(statusWrites().length, before + 1, 'one status write for the one verdict change');
   });
 });

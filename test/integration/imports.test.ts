@@ -17,7 +17,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
 import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
-import { readAuditEvents } from '../harness/agent-process.js';
+import { readAuditEvents, type AuditEvent } from '../harness/agent-process.js';
 import { waitFor } from '../harness/wait.js';
 import { parseConfigFlags } from '../../src/cli/config-flags.js';
 
@@ -34,16 +34,16 @@ describe('imports from a leader', () => {
   let agent: Agent | undefined;
   let log = capturedLogger();
   let access: { serviceAccount: string; token: string };
-  const config = () => loadConfig({
+  const config = (extra = '') => loadConfig({
     flags: parseConfigFlags(['--config', 'agent.yaml']), env: {},
     readFile: () => `namespace: ${AGENT_NS}
 heartbeat: { intervalSeconds: ${String(INTERVAL_S)}, failureThreshold: 3 }
 imports: { lostLeaderRetentionSeconds: ${String(RETENTION_S)}, resyncSeconds: ${String(RESYNC_S)}, allowedKinds: [ServiceImport, Endpoints, ClusterInfo, AntreaClusterNetworkPolicy] }
-`,
+${extra}`,
   });
-  const startMemberAgent = async () => {
+  const startMemberAgent = async (extraConfig = '') => {
     log = capturedLogger();
-    agent = await startAgent(config(), log.logger, member.adminConfig());
+    agent = await startAgent(config(extraConfig), log.logger, member.adminConfig());
   };
   const ri = () => leaderImports(leader.adminConfig());
   const local = () => memberReads(member.adminConfig());
@@ -365,6 +365,121 @@ spec:
       });
       assert.deepEqual(bad, [], `${cluster}: watches without bookmarks or the server-side timeout`);
     }
+  });
+
+  // The server ends a watch at its timeoutSeconds; with bookmarks the agent knows where the
+  // quiet collection is and reopens the watch from there. A LIST at every timeout (what a
+  // reopen without a usable resourceVersion costs) would read every object again.
+  it('reopens a watch the server ended at its timeout from where it was, without a LIST (member and leader)', async () => {
+    await agent?.stop();
+    // 4 to 7 s: long enough for the bookmark the apiserver sends 2 s before a watch's deadline.
+    const started = new Date().toISOString();
+    await startMemberAgent('apiClient: { watchTimeoutSeconds: 4 }');
+    try {
+      await waitFor('the agent ready, its exports synced with the leader', () => agent?.ready() === true && log.text().includes('exports synced with the leader'), converge);
+      const agentUser = { member: 'test-admin', leader: `system:serviceaccount:${LEADER_NS}:${access.serviceAccount}` } as const;
+      type Request = { verb: string; stage: string; requestURI?: string; userAgent?: string; user: { username: string }; requestReceivedTimestamp: string };
+      const requests = (plane: ControlPlane, cluster: keyof typeof agentUser) => readFileSync(plane.auditLogPath ?? '', 'utf8').split('\n').filter(Boolean)
+        .map((line) => JSON.parse(line) as Request)
+        .filter((e) => e.user.username === agentUser[cluster] && e.requestReceivedTimestamp >= started
+          // A watch is logged when it starts (ResponseStarted), a LIST when it completes.
+          && ((e.verb === 'watch' && e.stage === 'ResponseStarted') || (e.verb === 'list' && e.stage === 'ResponseComplete')));
+      // An informer lists and watches one collection with one selector; other LISTs (the
+      // importer's resync of the objects it labelled) read other selections.
+      const collection = (uri: string) => {
+        const url = new URL(uri, 'https://x');
+        return `${url.pathname}?labelSelector=${url.searchParams.get('labelSelector') ?? ''}&fieldSelector=${url.searchParams.get('fieldSelector') ?? ''}`;
+      };
+      // Every collection watched now has been watched before `since`: each watch after it is a reopen.
+      const since = new Date().toISOString();
+      const watched = { member: new Set<string>(), leader: new Set<string>() };
+      for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+        for (const e of requests(plane, cluster)) if (e.verb === 'watch' && e.userAgent === 'clusterset-agent') watched[cluster].add(collection(e.requestURI ?? ''));
+      }
+      assert.ok(watched.member.size >= 7, `member collections watched: ${[...watched.member].join(', ')}`);
+      assert.ok([...watched.leader].some((c) => c.includes('/resourceimports')) && [...watched.leader].some((c) => c.includes('/resourceexports')), `leader collections watched: ${[...watched.leader].join(', ')}`);
+      const reopened = () => ([['member', member], ['leader', leader]] as const).every(([cluster, plane]) => {
+        const after = requests(plane, cluster).filter((e) => e.verb === 'watch' && e.requestReceivedTimestamp > since).map((e) => collection(e.requestURI ?? ''));
+        return [...watched[cluster]].every((c) => after.includes(c));
+      });
+      await waitFor('every watch reopened after its timeout', reopened, { timeoutMs: 30_000, intervalMs: 250 });
+
+      for (const [cluster, plane] of [['member', member], ['leader', leader]] as const) {
+        const window = requests(plane, cluster).filter((e) => e.requestReceivedTimestamp > since && watched[cluster].has(collection(e.requestURI ?? '')));
+        const lists = window.filter((e) => e.verb === 'list').map((e) => e.requestURI);
+        assert.deepEqual(lists, [], `${cluster}: no LIST of a watched collection while its watches time out`);
+        const watches = window.filter((e) => e.verb === 'watch');
+        const bad = watches.map((e) => new URL(e.requestURI ?? '', 'https://x').searchParams).filter((q) => {
+          const timeout = Number(q.get('timeoutSeconds'));
+          return !(Number(q.get('resourceVersion')) > 0) || q.get('allowWatchBookmarks') !== 'true' || !(timeout >= 4 && timeout < 8);
+        }).map(String);
+        assert.deepEqual(bad, [], `${cluster}: reopened watches without a resourceVersion, bookmarks or the configured timeout`);
+      }
+    } finally {
+      // Back to the default timeouts for what follows.
+      await agent?.stop();
+      await startMemberAgent();
+      await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
+    }
+  });
+
+  // A bare kube-apiserver runs no namespace controller: a deleted namespace keeps the
+  // `kubernetes` finalizer and stays Terminating until the test finalizes it.
+  it('refuses an import into a Terminating namespace with an Event and a status count, creates nothing meanwhile, and lands it once the namespace is back', async () => {
+    const core = member.adminConfig().makeApiClient(CoreV1Api);
+    const cs = clusterSetApi(member.adminConfig());
+    const ns = 'team-t';
+    await createNamespace(member.adminConfig(), ns);
+    await core.deleteNamespace({ name: ns });
+    assert.equal((await core.readNamespace({ name: ns })).status?.phase, 'Terminating');
+    // The count the status shows now, once it agrees with the importer's (status writes are coalesced).
+    const rejectedBefore = await waitFor('the status count settled', async () => {
+      const shown = (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected ?? 0;
+      return shown === agent?.imports.counts(CLUSTERSET_ID)?.rejected ? shown : undefined;
+    }, converge);
+    const since = new Date().toISOString();
+    await ri().create(serviceImportRI(ns, 'web', [{ name: 'http', port: 80 }]));
+    await ri().create(endpointsRI(ns, 'web', ['10.70.0.1']));
+
+    const refusals = async () => (await core.listNamespacedEvent({ namespace: AGENT_NS })).items
+      .filter((e) => e.reason === 'ImportRejectedNamespaceTerminating' && e.message?.includes(`"${ns}"`));
+    const [event] = await waitFor('an ImportRejectedNamespaceTerminating Event', async () => { const found = await refusals(); return found.length > 0 ? found : undefined; }, converge);
+    assert.match(event?.message ?? '', new RegExp(`ResourceImport ${LEADER_NS}/${ns}-web-(service|endpoints).*target namespace "${ns}" is being deleted \\(Terminating\\): the import lands once the namespace is created again`));
+    assert.equal(event?.type, 'Warning');
+    await waitFor('both imports counted as rejected in the ClusterSet status', async () =>
+      (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected === rejectedBefore + 2, converge);
+
+    // The importer re-lists its objects every RESYNC_S: over two of those the refused imports
+    // are not retried (the old behaviour was a create every few seconds).
+    const agentRequests = (test: (e: AuditEvent) => boolean) => readAuditEvents(member.auditLogPath, (e) =>
+      e.userAgent === 'clusterset-agent' && e.requestReceivedTimestamp >= since && test(e));
+    const resyncs = () => agentRequests((e) => e.verb === 'list' && e.objectRef?.resource === 'services' && (e.requestURI ?? '').includes('labelSelector=')).length;
+    const resyncsAtRefusal = resyncs();
+    await waitFor('two importer resyncs after the refusal', () => resyncs() >= resyncsAtRefusal + 2, { timeoutMs: 4 * RESYNC_S * 1000, intervalMs: 250 });
+    const creates = agentRequests((e) => e.verb === 'create' && e.objectRef?.namespace === ns);
+    // At most one create per import that raced the namespace cache (refused with 403), never a retry.
+    assert.ok(creates.length <= 2, `creates in the Terminating namespace: ${creates.map((e) => `${e.objectRef?.resource ?? ''}:${String(e.responseStatus?.code)}`).join(', ')}`);
+    assert.equal((await refusals()).reduce((n, e) => n + (e.count ?? 1), 0) <= 2, true, 'one Event per refused import, not repeated');
+
+    // Finalized (what the namespace controller does once it emptied it), deleted, created again.
+    const terminating = await core.readNamespace({ name: ns });
+    await core.replaceNamespaceFinalize({ name: ns, body: { apiVersion: 'v1', kind: 'Namespace', metadata: terminating.metadata ?? { name: ns }, spec: { finalizers: [] } } });
+    await waitFor('the namespace gone', async () => {
+      try {
+        await core.readNamespace({ name: ns });
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 404;
+      }
+    }, converge);
+    await createNamespace(member.adminConfig(), ns);
+    await waitFor('the import landed once the namespace is back', async () =>
+      (await local().endpoints(ns, 'antrea-mc-web'))?.subsets?.[0]?.addresses?.[0]?.ip === '10.70.0.1' && (await local().serviceImport(ns, 'web')) !== undefined, converge);
+    await waitFor('no import counted as rejected any more', async () => (await cs.get(CLUSTERSET_ID)).status?.imports?.rejected === rejectedBefore, converge);
+
+    await ri().delete(`${ns}-web-endpoints`);
+    await ri().delete(`${ns}-web-service`);
+    await waitFor('the import withdrawn', async () => (await local().service(ns, 'antrea-mc-web')) === undefined, converge);
   });
 
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {

@@ -745,6 +745,7 @@ describe('documented environment variables and flags', () => {
     ['CSA_KUBE_API_BURST', '10', (c) => c.apiClient.burst, 10],
     ['CSA_LEADER_API_QPS', '2.5', (c) => c.apiClient.leaderQPS, 2.5],
     ['CSA_LEADER_API_BURST', '5', (c) => c.apiClient.leaderBurst, 5],
+    ['CSA_WATCH_TIMEOUT_SECONDS', '3', (c) => c.apiClient.watchTimeoutSeconds, 3],
   ];
 
   it('honours each documented environment variable', () => {

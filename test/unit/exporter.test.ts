@@ -8,8 +8,9 @@ import type { Gateway, MetaCondition, ResourceExport, ServiceExport, ServiceExpo
 import type { ExportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
 import { clusterInfoExport } from '../../src/member/exporter/clusterinfo-export.js';
-import { Exporter, type ExporterOptions, type ExportSources } from '../../src/member/exporter/exporter.js';
+import { Exporter, olderVersion, verdictOn, type ExporterOptions, type ExportSources } from '../../src/member/exporter/exporter.js';
 import { exportNames, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from '../../src/member/exporter/service-export.js';
+import type { WatchLike } from '../../src/common/kube/informer.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 
 const LOCAL = 'east';
@@ -546,5 +547,150 @@ describe('Exporter: ClusterInfo', () => {
     await s.idle();
     assert.deepEqual(s.writes().sort(), [`delete re ${NAMES.endpoints}`, `delete re ${NAMES.service}`]);
     assert.equal(leader.resourceExports.size, 0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Verdicts tied to what the leader judged (issue 21, item 5)
+// ---------------------------------------------------------------------------------------
+
+/**
+ * A FakeLeader whose exports are watched (LeaderApi.exportsWatch) through a stream the test
+ * controls: every stored RE is held as a watch event until `deliver()`, so a test can let the
+ * watch lag behind the answers to the exporter's own writes, as a real one can.
+ */
+class WatchedLeader extends FakeLeader {
+  readonly #held: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; re: ResourceExport }[] = [];
+  #callback: ((phase: string, obj: unknown, watchObj?: unknown) => void) | undefined;
+  readonly exportsWatch: { readonly path: string; readonly watch: WatchLike } = {
+    path: `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${this.namespace}/resourceexports`,
+    watch: {
+      watch: (_path, _query, callback) => {
+        this.#callback = callback as (phase: string, obj: unknown, watchObj?: unknown) => void;
+        return Promise.resolve(new AbortController());
+      },
+    },
+  };
+
+  constructor() {
+    super();
+    this.onExportEvent = (type, re) => { this.#held.push({ type, re }); };
+  }
+
+  get watching(): boolean {
+    return this.#callback !== undefined;
+  }
+
+  /** Sends every held event, in the order the leader stored them, all at once. */
+  deliver(): void {
+    while (this.deliverOne());
+  }
+
+  /** Sends the oldest held event; false when none is held. */
+  deliverOne(): boolean {
+    const callback = this.#callback;
+    if (!callback) throw new Error('no watch is open');
+    const next = this.#held.shift();
+    if (next) callback(next.type, next.re, { type: next.type, object: next.re });
+    return next !== undefined;
+  }
+}
+
+/** Polls `test` until it holds, failing after the deadline: for state reached behind a retry timer. */
+async function until(what: string, test: () => boolean): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`deadline: ${what} after ${String(DEADLINE_MS)} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const failure = (message: string) => (re: ResourceExport): ResourceExport => ({
+  ...re, status: { conditions: [{ type: 'Failure', status: 'False', reason: 'ImportFailed', message }] },
+});
+const servicePort = (leader: FakeLeader) => stored(leader, NAMES.service)?.spec?.service?.serviceSpec?.ports?.[0]?.port;
+
+describe('Exporter: verdicts tied to the version the leader judged', () => {
+  it('a verdict on an older version, delivered by the watch after our writes, is neither shown nor written over', async () => {
+    const leader = new WatchedLeader();
+    const s = setup({ leader, backoff: { baseMs: 5, maxMs: 20 } });
+    s.sources.exportService('web', 'nginx');
+    s.exporter.resume(leader);
+    await until('the watch of our exports is open', () => leader.watching);
+    await s.idle();
+    leader.deliver();
+    await s.idle();
+    assert.equal(servicePort(leader), 80);
+
+    // The leader refuses spec v1 (port 80); the watch has not brought that yet.
+    leader.touchExportAsLeader(NAMES.service, failure('ports of Service web/nginx conflict with cluster west'));
+    // The user changes the port (v2): our replace over the version we hold is refused (409),
+    // the retry re-reads the leader's copy and replaces it. Then back to port 80: spec v1 again,
+    // a new version the leader has not judged.
+    s.sources.putService('web', 'nginx', [{ name: 'http', port: 81, protocol: 'TCP', targetPort: 8080 }]);
+    await until('the port-81 spec is on the leader', () => servicePort(leader) === 81);
+    await s.idle();
+    s.sources.putService('web', 'nginx');
+    await until('the port-80 spec is on the leader again', () => servicePort(leader) === 80);
+    await s.idle();
+    s.writes();
+    const statusWrites = s.statusWrites.length;
+    assert.equal(s.sources.condition('web', 'nginx', 'Conflict'), undefined);
+
+    // Now the lagging watch brings it all, one event at a time as a stream does: the refusal of
+    // the earlier version, then our two replaces.
+    let delivered = 0;
+    while (leader.deliverOne()) {
+      delivered += 1;
+      await s.idle();
+    }
+    assert.ok(delivered >= 3, `${String(delivered)} events`);
+    assert.equal(s.sources.condition('web', 'nginx', 'Conflict'), undefined, 'a refusal of an earlier version is not shown');
+    assert.equal(s.statusWrites.length, statusWrites, 'no ServiceExport status write');
+    assert.deepEqual(s.writes(), [], 'no PUT over an older version');
+    assert.equal(s.events.length, 0);
+
+    // The leader's verdict on the version that is there now is shown, once.
+    const conflict = s.statusWritten((st) => st.conditions?.some((c) => c.type === 'Conflict' && c.status === 'True') ?? false);
+    leader.touchExportAsLeader(NAMES.service, failure('ports of Service web/nginx conflict with cluster north'));
+    leader.deliver();
+    await conflict;
+    await s.idle();
+    assert.match(s.sources.condition('web', 'nginx', 'Conflict')?.message ?? '', /cluster north/);
+    assert.equal(s.statusWrites.length, statusWrites + 1);
+    assert.deepEqual(s.events.map((e) => e.reason), ['ExportConflict']);
+  });
+
+  it('verdictOn: a status counts only on a version with the spec we export now that is not our own write', () => {
+    const plan = serviceExportPlan({
+      localClusterID: LOCAL, leaderNamespace: 'leader-ns', serviceExport: { metadata: { namespace: 'web', name: 'nginx' } },
+      service: { metadata: { name: 'nginx', namespace: 'web' }, spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+      endpointSlices: [{ addressType: 'IPv4', endpoints: [{ addresses: ['10.244.1.5'] }] }], endpointIPType: 'ClusterIP',
+    });
+    const desired = plan.exports.filter((re) => re.metadata?.name === NAMES.service);
+    const [want] = desired;
+    assert.ok(want);
+    const at = (rv: string, re: ResourceExport, status?: ResourceExport['status']): ResourceExport =>
+      ({ ...structuredClone(re), metadata: { ...re.metadata, resourceVersion: rv }, ...(status ? { status } : {}) });
+    const refused = { conditions: [{ type: 'Failure', status: 'False' as const, reason: 'ImportFailed', message: 'no' }] };
+    const accepted = { conditions: [{ type: 'Succeeded', status: 'True' as const }] };
+    const olderSpec: ResourceExport = { ...want, spec: { ...want.spec, service: { serviceSpec: { ports: [{ name: 'http', port: 81, protocol: 'TCP' }] } } } };
+
+    assert.deepEqual(verdictOn(desired, [{ live: at('5', want) }], 'leader-ns'), { kind: 'unknown' }, 'not judged yet');
+    assert.deepEqual(verdictOn(desired, [{ live: at('5', want, refused), writtenVersion: '5' }], 'leader-ns'), { kind: 'unknown' }, 'our write keeps the previous spec\'s status');
+    assert.equal(verdictOn(desired, [{ live: at('6', want, refused), writtenVersion: '5' }], 'leader-ns').kind, 'failed', 'judged after our write');
+    assert.deepEqual(verdictOn(desired, [{ live: at('6', want, accepted), writtenVersion: '5' }], 'leader-ns'), { kind: 'ok' });
+    assert.deepEqual(verdictOn(desired, [{ live: at('7', olderSpec, refused) }], 'leader-ns'), { kind: 'unknown' }, 'a status about another spec');
+    assert.deepEqual(verdictOn(desired, [{ live: at('7', olderSpec, accepted), writtenVersion: '5' }], 'leader-ns'), { kind: 'unknown' });
+  });
+
+  it('olderVersion compares etcd revisions, and calls nothing else older', () => {
+    assert.equal(olderVersion('9', '10'), true);
+    assert.equal(olderVersion('10', '9'), false);
+    assert.equal(olderVersion('10', '10'), false);
+    assert.equal(olderVersion('123456789012345678901', '123456789012345678902'), true);
+    assert.equal(olderVersion('a9', '10'), false);
+    assert.equal(olderVersion(undefined, '10'), false);
+    assert.equal(olderVersion('9', ''), false);
   });
 });

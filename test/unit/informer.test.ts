@@ -9,7 +9,10 @@ import {
   type InformerLogger,
   ResilientInformer,
   type ResilientInformerOptions,
+  setWatchTimeout,
+  watchQuery,
   type WatchLike,
+  MIN_WATCH_TIMEOUT_S,
 } from '../../src/common/kube/informer.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -204,6 +207,19 @@ describe('ResilientInformer', () => {
     await informer.stop();
   });
 
+
+  it('asks for a server-side timeout from the process setting to twice it (apiClient.watchTimeoutSeconds)', () => {
+    try {
+      setWatchTimeout(3);
+      assert.deepEqual(watchQuery(() => 0), { allowWatchBookmarks: true, timeoutSeconds: 3 });
+      assert.deepEqual(watchQuery(() => 0.999), { allowWatchBookmarks: true, timeoutSeconds: 5 });
+      assert.throws(() => { setWatchTimeout(0); }, RangeError);
+    } finally {
+      setWatchTimeout(MIN_WATCH_TIMEOUT_S);
+    }
+    assert.equal(watchQuery(() => 0).timeoutSeconds, 300);
+    assert.equal(watchQuery(() => 0.999).timeoutSeconds, 599);
+  });
 
   it('.start() - resolves after the first list; cache and add events follow the list, watch starts from its RV', async () => {
     const { watch, lister, informer, events, logger } = setup({ labelSelector: 'app=x' });

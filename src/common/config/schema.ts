@@ -379,6 +379,13 @@ const apiClient = z.strictObject({
     env: 'CSA_LEADER_API_BURST',
     description: "Requests that may start at once to each ClusterSet's leader API server after a quiet spell.",
   }),
+  // client-go's reflector asks for 5 to 10 minutes; with bookmarks a watch that times out is
+  // reopened from where it was, so this only sets how often a quiet watch costs a request.
+  watchTimeoutSeconds: field(z.int().min(1).default(300), {
+    env: 'CSA_WATCH_TIMEOUT_SECONDS',
+    description: 'Server-side timeout of every watch (member and leader API servers): each asks for between this and twice this, at random, and is then reopened from its last bookmark, without a list.',
+    notes: 'each watch: this to twice this, at random',
+  }),
 });
 
 const LEADER_ONLY = 'leader run only: the chart runs the member agent';

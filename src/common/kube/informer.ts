@@ -156,9 +156,22 @@ const silentLogger: InformerLogger = {
  */
 export const MIN_WATCH_TIMEOUT_S = 300;
 
+/**
+ * The process's shortest server-side watch timeout (`apiClient.watchTimeoutSeconds`). One
+ * setting per process, like its client budget (shared-connections.ts): every informer of the
+ * process, member or leader, reads it when it opens a watch.
+ */
+let minWatchTimeoutS = MIN_WATCH_TIMEOUT_S;
+
+/** Sets the shortest server-side watch timeout of this process; watches ask for it to twice it. */
+export function setWatchTimeout(minSeconds: number): void {
+  if (!Number.isInteger(minSeconds) || minSeconds < 1) throw new RangeError(`Expected a watch timeout of at least 1 s, got ${String(minSeconds)}`);
+  minWatchTimeoutS = minSeconds;
+}
+
 /** The query parameters every watch request carries on top of ListWatch's own. */
 export function watchQuery(random: () => number): { allowWatchBookmarks: true; timeoutSeconds: number } {
-  return { allowWatchBookmarks: true, timeoutSeconds: MIN_WATCH_TIMEOUT_S + Math.floor(random() * MIN_WATCH_TIMEOUT_S) };
+  return { allowWatchBookmarks: true, timeoutSeconds: minWatchTimeoutS + Math.floor(random() * minWatchTimeoutS) };
 }
 
 // ListWatch relists (and diffs its cache, emitting deletes) when a watch ends with 410.

@@ -17,8 +17,11 @@
 //   withdraws every export.
 // - The ServiceExport `Valid` condition says what Antrea's member says, or why the export policy
 //   refuses the namespace (with a Warning Event); `Conflict` mirrors the leader's verdict in the
-//   REs' status (e.g. ports that differ from another member's), read from the REs we list, get
-//   or write, and re-read a few times after a write (the leader judges asynchronously).
+//   REs' status (e.g. ports that differ from another member's), brought by the watch of our REs
+//   (without it, re-read a few times after a write: the leader judges asynchronously). A status
+//   is a verdict only on the version of the RE it sits on (the leader writes it with that
+//   version's resourceVersion), so it counts only when that version has the spec we export now
+//   and is not our own write (which keeps the previous spec's status).
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
   SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
@@ -153,6 +156,46 @@ function verdictOf(res: readonly ResourceExport[], leaderNamespace: string): Ver
     }
   }
   return judged ? { kind: 'ok' } : { kind: 'unknown' };
+}
+
+/**
+ * The leader's verdict on `desired` (the REs of one export as they should be now), from what we
+ * know of those REs on the leader: `live`, and `writtenVersion`, the resourceVersion of our own
+ * last write of it. Unknown while the leader has not judged them. The RE status carries no
+ * generation (antrea-wire.md: conditions only), but the leader writes it over the version it
+ * judged (a status update with that resourceVersion), so a status is a verdict on the spec of
+ * the version it sits on. It counts only when that spec is `desired`'s and the version is not
+ * our own write (which keeps the status the leader wrote about the spec before). A refusal of
+ * any RE stands; an acceptance only once the leader judged all of them. Pure.
+ */
+export function verdictOn(
+  desired: readonly ResourceExport[],
+  known: readonly { readonly live: ResourceExport; readonly writtenVersion?: string | undefined }[],
+  leaderNamespace: string,
+): Verdict {
+  const wanted = new Map(desired.map((re) => [nameOf(re), re]));
+  const judgedSomething = (live: ResourceExport) => (live.status?.conditions?.length ?? 0) > 0;
+  const pending = (e: (typeof known)[number]): boolean => {
+    if (!judgedSomething(e.live)) return false;
+    const want = wanted.get(nameOf(e.live));
+    // Judged another spec (an older one, or someone's edit the reconcile repairs): not about `desired`.
+    if (want !== undefined && !sameExport(want, e.live)) return true;
+    // Still the answer to our own write, with the status of the spec before it.
+    return e.writtenVersion !== undefined && e.writtenVersion === e.live.metadata?.resourceVersion;
+  };
+  const judged = verdictOf(known.filter((e) => !pending(e)).map((e) => e.live), leaderNamespace);
+  if (judged.kind === 'failed' || !known.some(pending)) return judged;
+  return { kind: 'unknown' };
+}
+
+/**
+ * Whether resourceVersion `a` is older than `b`. Kubernetes calls them opaque, but
+ * kube-apiserver's are etcd revisions, one counter for every object of the cluster; anything
+ * else is never called older (the event is then taken, as before).
+ */
+export function olderVersion(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || !/^[0-9]{1,30}$/.test(a) || !/^[0-9]{1,30}$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
 }
 
 export class Exporter implements LeaderLink {
@@ -506,10 +549,10 @@ export class Exporter implements LeaderLink {
     } else if (this.watcher) {
       // The watch brings the leader's verdict when it judges what we wrote: no polling.
       this.verdictChecks.delete(key);
-      verdict = this.verdictOfKey(key);
+      verdict = this.verdictOfKey(key, desired);
     } else {
       if (result.wrote) this.verdictChecks.set(key, { attempts: 0, dueAt: this.nowMs() + (this.verdictDelays[0] ?? 0) });
-      ({ verdict, requeue } = await this.checkVerdict(key, this.verdictOfKey(key), generation));
+      ({ verdict, requeue } = await this.checkVerdict(key, desired, generation));
     }
 
     this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
@@ -520,7 +563,8 @@ export class Exporter implements LeaderLink {
    * After a write, the leader judges the REs asynchronously: re-read them (a GET) a few times,
    * when due, until the leader has said something. Returns the freshest verdict and when to look again.
    */
-  private async checkVerdict(key: string, verdict: Verdict, generation: number): Promise<{ verdict: Verdict; requeue: WorkResult }> {
+  private async checkVerdict(key: string, desired: readonly ResourceExport[], generation: number): Promise<{ verdict: Verdict; requeue: WorkResult }> {
+    const verdict = this.verdictOfKey(key, desired);
     const check = this.verdictChecks.get(key);
     if (!check) return { verdict, requeue: undefined };
     const waitMs = check.dueAt - this.nowMs();
@@ -537,7 +581,7 @@ export class Exporter implements LeaderLink {
         throw new Error(`ResourceExport ${this.options.leaderNamespace}/${name} disappeared from the leader`, { cause: err });
       }
     }
-    const fresh = this.verdictOfKey(key);
+    const fresh = this.verdictOfKey(key, desired);
     check.attempts += 1;
     const next = this.verdictDelays[check.attempts];
     if (fresh.kind !== 'unknown' || next === undefined) {
@@ -699,16 +743,10 @@ export class Exporter implements LeaderLink {
     if (names.size === 0) this.byKey.delete(key);
   }
 
-  /** The leader's verdict on what we last wrote for `key`: unknown while it has not judged it yet. */
-  private verdictOfKey(key: string): Verdict {
+  /** The leader's verdict on `desired`, the REs of `key` as they should be now (see {@link verdictOn}). */
+  private verdictOfKey(key: string, desired: readonly ResourceExport[]): Verdict {
     const entries = [...(this.byKey.get(key) ?? [])].map((name) => this.known.get(name)).filter((e) => e !== undefined);
-    // Still the answer to our own write, with the status of the spec before it: not a verdict.
-    const pending = (e: Known) => e.writtenVersion !== undefined && e.writtenVersion === e.live.metadata?.resourceVersion
-      && (e.live.status?.conditions?.length ?? 0) > 0;
-    const judged = verdictOf(entries.filter((e) => !pending(e)).map((e) => e.live), this.options.leaderNamespace);
-    // A refusal of any RE stands; an acceptance only once the leader judged all we wrote.
-    if (judged.kind === 'failed' || !entries.some(pending)) return judged;
-    return { kind: 'unknown' };
+    return verdictOn(desired, entries, this.options.leaderNamespace);
   }
 
   // -------------------------------------------------------------------------------------
@@ -763,6 +801,12 @@ export class Exporter implements LeaderLink {
       }
     } else if (entry) {
       if (entry.live.metadata?.resourceVersion === re.metadata?.resourceVersion) return;
+      // The watch lags behind the answers to our own writes and reads: an event can bring a
+      // version older than the one we hold (e.g. the leader's verdict on the spec before our
+      // replace). Taking it would show that verdict as current and PUT over a stale version.
+      // (A leader restored from an etcd backup, whose revisions went back, is caught by the
+      // next full sync, which rebuilds the index from a list.)
+      if (olderVersion(re.metadata?.resourceVersion, entry.live.metadata?.resourceVersion)) return;
       this.setKnown(name, key, re);
     }
     // Unknown ones too: a leftover is withdrawn, one of ours adopted, by the reconcile.

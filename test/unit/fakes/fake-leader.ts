@@ -21,6 +21,8 @@ export class FakeLeader implements LeaderApi {
   readonly resourceExports = new Map<string, ResourceExport>();
   /** Every ResourceExport delete, with the uid precondition it carried. */
   readonly exportDeletes: { name: string; uid: string | undefined }[] = [];
+  /** Called with every ResourceExport stored or deleted, as a watch of them would see it. */
+  onExportEvent: ((type: 'ADDED' | 'MODIFIED' | 'DELETED', re: ResourceExport) => void) | undefined;
   /** Set to alter what ResourceExport get/create/update/list answer. */
   rewriteExportAnswers: ((re: ResourceExport) => ResourceExport) | undefined;
   readonly calls: string[] = [];
@@ -137,6 +139,7 @@ export class FakeLeader implements LeaderApi {
       metadata: { ...obj.metadata, namespace: this.namespace, uid, resourceVersion: String(this.rv), creationTimestamp },
     });
     this.resourceExports.set(name, stored);
+    this.onExportEvent?.(existing ? 'MODIFIED' : 'ADDED', structuredClone(stored));
     return this.exportAnswer(stored);
   }
 
@@ -211,6 +214,7 @@ export class FakeLeader implements LeaderApi {
       return Promise.reject(apiError(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid ?? ''}`));
     }
     this.resourceExports.delete(name);
+    this.onExportEvent?.('DELETED', structuredClone(current));
     return Promise.resolve();
   }
 
