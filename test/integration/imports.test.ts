@@ -65,6 +65,11 @@ ${extra}`,
   onFailureShowLogs(() => [leader, member], () => `--- agent log ---\n${log.text()}`);
 
   it('ServiceImport: creates, updates and deletes the antrea-mc Service and the ServiceImport', async () => {
+    // The claim check's name-only watches synced at once on a member with no ServiceImport yet
+    // (an empty PartialObjectMetadataList says items: null): no failed attempt, no GET fallback.
+    const namesLines = (what: string) => log.lines.filter((l) => l.includes('(names)') && l.includes(what));
+    await waitFor('both name-only watches synced', () => namesLines('informer synced').length === 2, converge);
+    assert.deepEqual(namesLines('informer failed'), []);
     await ri().create(serviceImportRI('team-a', 'web', [{ name: 'http', port: 80 }]));
     const svc = await waitFor('Service antrea-mc-web', () => local().service('team-a', 'antrea-mc-web'), converge);
     assert.equal(svc.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION], 'true');

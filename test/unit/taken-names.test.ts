@@ -6,7 +6,7 @@ import { serviceGroupRefs } from '../../src/member/importer/groups.js';
 import type { LocalStore, ObjectRef, PlainObject } from '../../src/member/importer/local-store.js';
 import { OwnedIndex } from '../../src/member/importer/owned-index.js';
 import { ownerLabels, type ImportOwner } from '../../src/member/importer/ownership.js';
-import { nameOnly, WatchedNames, type NameCache, type TakenNames } from '../../src/member/importer/taken-names.js';
+import { nameOnly, namesList, WatchedNames, type NameCache, type TakenNames } from '../../src/member/importer/taken-names.js';
 
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: 'leader-ns', agentNamespace: 'agent-ns', localClusterID: 'east' };
 
@@ -26,6 +26,16 @@ class FakeCache implements NameCache {
 }
 
 const endpointsRef: ObjectRef = { group: '', version: 'v1', plural: 'endpoints', namespaced: true, namespace: 'team-a', name: 'antrea-mc-web' };
+
+describe('namesList', () => {
+  it('takes an empty PartialObjectMetadataList (items: null) as an empty list, and refuses an answer without items', () => {
+    const empty = { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '5' }, items: null };
+    assert.deepEqual(namesList(empty, 'endpoints'), { ...empty, items: [] });
+    const one = { kind: 'PartialObjectMetadataList', metadata: {}, items: [{ metadata: { name: 'a' } }] };
+    assert.equal(namesList(one, 'endpoints'), one);
+    assert.throws(() => namesList({ kind: 'Status' }, 'endpoints'), /listing endpoints: the answer has no items array/);
+  });
+});
 
 describe('WatchedNames', () => {
   const setUp = () => {

@@ -30,6 +30,16 @@ export function nameOnly(obj: KubernetesObject): KubernetesObject {
   return { metadata: { ...(name !== undefined && { name }), ...(namespace !== undefined && { namespace }), ...(resourceVersion !== undefined && { resourceVersion }) } };
 }
 
+/**
+ * A LIST answer as a list. An empty PartialObjectMetadataList carries `items: null` (a nil Go
+ * slice): that is an empty list, not a bad answer.
+ */
+export function namesList(list: Record<string, unknown>, plural: string): KubernetesListObject<KubernetesObject> {
+  if (list['items'] === null) return { ...list, items: [] };
+  if (!Array.isArray(list['items'])) throw new Error(`listing ${plural}: the answer has no items array`);
+  return list as unknown as KubernetesListObject<KubernetesObject>;
+}
+
 const kindKey = (kind: Pick<KindRef, 'group' | 'plural'>) => `${kind.group}/${kind.plural}`;
 
 /** The parts of an informer this needs (a ResilientInformer; a fake in unit tests). */
@@ -56,9 +66,7 @@ export class WatchedNames implements TakenNames {
       caches.set(kindKey(kind), new ResilientInformer<KubernetesObject>({
         name: `${kind.plural} (names)`, path, watch: client, logger,
         list: async () => {
-          const list = await client.request('GET', path);
-          if (!Array.isArray(list['items'])) throw new Error(`listing ${kind.plural}: the answer has no items array`);
-          return list as unknown as KubernetesListObject<KubernetesObject>;
+          return namesList(await client.request('GET', path), kind.plural);
         },
         transform: nameOnly,
       }));
