@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImport } from '../src/common/api/types.js';
-import { serviceExportPlan } from '../src/member/exporter/service-export.js';
+import { serviceExportPlan } from '../src/exporter/service-export.js';
 import type { AuditEvent } from '../test/harness/agent-process.js';
 import {
   ANTREA_LEADER_NS, ANTREA_MEMBER_NS, antreaBins, createAntreaLeaderClusterSet, createAntreaMemberToken, installAntreaLeader, installAntreaMember,

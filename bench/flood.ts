@@ -14,7 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { ResourceImport } from '../src/common/api/types.js';
-import { AGENT_SELECTOR } from '../src/member/importer/ownership.js';
+import { AGENT_SELECTOR } from '../src/importer/ownership.js';
 import { readAuditEvents, requestsByTick } from '../test/harness/agent-process.js';
 import {
   AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, readyCondition, setupLeader, writeLeaderSecret,

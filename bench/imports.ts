@@ -19,7 +19,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CoreV1Api, Watch, type V1Endpoints } from '@kubernetes/client-node';
 import { RESOURCE_IMPORT, type ResourceImport } from '../src/common/api/types.js';
 import { readAuditEvents } from '../test/harness/agent-process.js';
-import { desiredForImport, withServiceImportIPs } from '../src/member/importer/rules.js';
+import { desiredForImport, withServiceImportIPs } from '../src/importer/rules.js';
 import { AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';

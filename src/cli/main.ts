@@ -19,7 +19,7 @@ import { leaderCommand } from '../leader/member-token.js';
 import { runLeaderProcess } from '../leader/process.js';
 import { createLogger, errorFields } from '../common/log/logger.js';
 import type { RunningProcess } from '../common/process.js';
-import { runAgentProcess } from '../member/agent.js';
+import { runAgentProcess } from '../agent.js';
 import { joinCommand, leaveCommand } from './join-command.js';
 import { statusCommand } from './status-command.js';
 import { commandPath, EXIT_USAGE, runCommand, withHelpCommand, type CommandIO, type ExitStatus } from './command.js';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../src/common/config/config.js';
 import type { RunningProcess } from '../../src/common/process.js';
-import { runAgentProcess } from '../../src/member/agent.js';
+import { runAgentProcess } from '../../src/agent.js';
 import { AGENT_NS, capturedLogger } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
 import { parseConfigFlags } from '../../src/cli/config-flags.js';

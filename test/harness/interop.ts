@@ -4,7 +4,7 @@
 // or antrea-mc-controller member with Antrea's manifests), joined the way each one's docs say.
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { CLUSTERSET, SERVICE_EXPORT, type ClusterSet } from '../../src/common/api/types.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import {

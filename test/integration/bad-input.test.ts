@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import {
   AGENT_NS, ANTREA_MEMBER_ROLE_RULES, capturedLogger, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS,
   readyCondition, setupLeader, waitForReady, writeLeaderSecret,

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { RESOURCE_EXPORT, SERVICE_EXPORT, type ResourceExport, type ServiceExport } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import { readAuditEvents } from '../harness/agent-process.js';
 import { AGENT_NS, capturedLogger, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { CoreV1Api, type CoreV1Event, type V1Service } from '@kubernetes/client-node';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import {
   BENIGN_IMPORTS, HOSTILE_ALLOWED_NAMESPACES, HOSTILE_CREATED_NAMESPACES, HOSTILE_IMPORTS, HOSTILE_LOCAL_CLUSTER_ID, HOSTILE_USER_SERVICE,
 } from '../fixtures/hostile-imports.js';

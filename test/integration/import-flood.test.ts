@@ -10,8 +10,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
 import type { ResourceImport } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
-import { AGENT_SELECTOR } from '../../src/member/importer/ownership.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import { AGENT_SELECTOR } from '../../src/importer/ownership.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader,
   waitForReady, writeLeaderSecret,

@@ -8,8 +8,8 @@ import { parse } from 'yaml';
 import type { ResourceImport } from '../../src/common/api/types.js';
 import { IMPORTED_SERVICE_ANNOTATION } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
-import { CLUSTERSET_LABEL, MANAGED_BY_LABEL } from '../../src/member/importer/ownership.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import { CLUSTERSET_LABEL, MANAGED_BY_LABEL } from '../../src/importer/ownership.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
 } from '../harness/clusterset.js';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION, CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../src/common/api/types.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import { runCommand, type ExitStatus } from '../../src/cli/command.js';
 import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
 import { loadConfig } from '../../src/common/config/config.js';

@@ -13,7 +13,7 @@ import {
   type ClusterSet, type MemberClusterAnnounce, type ResourceExport, type ResourceImport, type ServiceExport,
 } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics, readAuditEvents, sampleValue, type AuditEvent } from '../harness/agent-process.js';

@@ -12,7 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import {
   AGENT_NS, capturedLogger, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader,
   waitForReady, writeLeaderSecret,

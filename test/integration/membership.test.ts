@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../src/common/api/types.js';
-import { LEAVE_FINALIZER } from '../../src/member/clusterset/controller.js';
+import { LEAVE_FINALIZER } from '../../src/clusterset/controller.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS,
   readyCondition, setupLeader, waitForReady, writeLeaderSecret,

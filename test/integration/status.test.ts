@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { CLUSTERSET, RESOURCE_IMPORT, SERVICE_EXPORT, type ClusterSet, type ServiceExport } from '../../src/common/api/types.js';
-import { startAgent, type Agent } from '../../src/member/agent.js';
+import { startAgent, type Agent } from '../../src/agent.js';
 import { runCommand, type ExitStatus } from '../../src/cli/command.js';
 import { statusCommand } from '../../src/cli/status-command.js';
 import { loadConfig } from '../../src/common/config/config.js';

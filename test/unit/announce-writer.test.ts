@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AnnounceError, AnnounceMismatchError, AnnounceOwnedElsewhereError, AnnounceWriter } from '../../src/member/announce/announce-writer.js';
+import { AnnounceError, AnnounceMismatchError, AnnounceOwnedElsewhereError, AnnounceWriter } from '../../src/announce/announce-writer.js';
 import { TIMESTAMP_ANNOTATION } from '../../src/common/api/types.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { classifyLeaderError, isRetryableLeaderError } from '../../src/member/conditions/classify.js';
+import { classifyLeaderError, isRetryableLeaderError } from '../../src/conditions/classify.js';
 import { ApiError, TimeoutError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { apiError } from './fakes/fake-leader.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Gateway } from '../../src/common/api/types.js';
-import { clusterInfoExport, type ClusterInfoExportInput } from '../../src/member/exporter/clusterinfo-export.js';
-import { sameExport } from '../../src/member/exporter/service-export.js';
+import { clusterInfoExport, type ClusterInfoExportInput } from '../../src/exporter/clusterinfo-export.js';
+import { sameExport } from '../../src/exporter/service-export.js';
 
 function gateway(name: string, gatewayIP: string | undefined, extra: Partial<Gateway> = {}): Gateway {
   return {

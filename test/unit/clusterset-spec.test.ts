@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterSet } from '../../src/common/api/types.js';
-import { leaderTarget, sameLeader } from '../../src/member/clusterset/spec.js';
+import { leaderTarget, sameLeader } from '../../src/clusterset/spec.js';
 
 function cs(spec: NonNullable<ClusterSet['spec']>): ClusterSet {
   return { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', metadata: { name: 'set-1', namespace: 'agents' }, spec };

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { credentialsFromSecret, validateServerURL } from '../../src/member/commonarea/credentials.js';
+import { credentialsFromSecret, validateServerURL } from '../../src/commonarea/credentials.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-cred-'));
 execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', path.join(dir, 'k'),

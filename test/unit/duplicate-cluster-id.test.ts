@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { CLUSTER_UID_ANNOTATION, HOLDER_CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../src/common/api/types.js';
-import { AnnounceHeldElsewhereError, AnnounceWriter } from '../../src/member/announce/announce-writer.js';
-import { clusterIdentity } from '../../src/member/announce/cluster-identity.js';
-import { duplicateMessage, judgeHolder, shouldReportDuplicate, takeoverWindowMs } from '../../src/member/announce/holder.js';
-import type { LeaderApi } from '../../src/member/commonarea/leader-api.js';
-import { RemoteCommonArea, type LeaderLink } from '../../src/member/commonarea/remote-common-area.js';
+import { AnnounceHeldElsewhereError, AnnounceWriter } from '../../src/announce/announce-writer.js';
+import { clusterIdentity } from '../../src/announce/cluster-identity.js';
+import { duplicateMessage, judgeHolder, shouldReportDuplicate, takeoverWindowMs } from '../../src/announce/holder.js';
+import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import { RemoteCommonArea, type LeaderLink } from '../../src/commonarea/remote-common-area.js';
 import { FakeLeader } from './fakes/fake-leader.js';
 
 const NAME = 'member-announce-from-east';

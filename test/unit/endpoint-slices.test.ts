@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { endpointSlicesFor, parseEndpointSources } from '../../src/member/importer/endpoint-slices.js';
-import { desiredForImport } from '../../src/member/importer/rules.js';
-import type { ImportOwner } from '../../src/member/importer/ownership.js';
+import { endpointSlicesFor, parseEndpointSources } from '../../src/importer/endpoint-slices.js';
+import { desiredForImport } from '../../src/importer/rules.js';
+import type { ImportOwner } from '../../src/importer/ownership.js';
 
 const owner: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', localClusterID: 'west', leaderNamespace: 'antrea-multicluster', agentNamespace: 'clusterset-agent' };
 const port = { name: 'tcp', port: 42, protocol: 'TCP' };

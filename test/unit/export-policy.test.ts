@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { exportAllowed, type ExportPolicy } from '../../src/member/exporter/export-policy.js';
+import { exportAllowed, type ExportPolicy } from '../../src/exporter/export-policy.js';
 
 const open: ExportPolicy = { enabled: true, allowedNamespaces: [], deniedNamespaces: [], agentNamespace: 'clusterset-agent' };
 

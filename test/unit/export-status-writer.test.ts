@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MetaCondition, ServiceExport, ServiceExportStatus } from '../../src/common/api/types.js';
-import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/member/exporter/status-writer.js';
+import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/exporter/status-writer.js';
 
 const valid = { type: 'Valid', status: 'True', reason: 'Succeed', message: 'the ServiceExport is valid' } as const;
 const ok: Judgement = { valid, refused: false, verdict: { kind: 'ok' } };

@@ -7,9 +7,9 @@ import { afterEach, describe, it } from 'node:test';
 import type { Gateway, MetaCondition, ResourceExport, ServiceExport, ServiceExportStatus } from '../../src/common/api/types.js';
 import type { ExportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
-import { clusterInfoExport } from '../../src/member/exporter/clusterinfo-export.js';
-import { Exporter, olderVersion, verdictOn, type ExporterOptions, type ExportSources } from '../../src/member/exporter/exporter.js';
-import { exportNames, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from '../../src/member/exporter/service-export.js';
+import { clusterInfoExport } from '../../src/exporter/clusterinfo-export.js';
+import { Exporter, olderVersion, verdictOn, type ExporterOptions, type ExportSources } from '../../src/exporter/exporter.js';
+import { exportNames, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from '../../src/exporter/service-export.js';
 import type { WatchLike } from '../../src/common/kube/informer.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ImportCapacity } from '../../src/member/importer/capacity.js';
+import { ImportCapacity } from '../../src/importer/capacity.js';
 
 describe('ImportCapacity', () => {
   it('.admit() - reserves a group\'s full size at once, and only once for its other holders', () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceImport } from '../../src/common/api/types.js';
-import { groupOfImport, groupOfObject, siblingProblem, slotsFor, type SiblingLookup, type Verdict } from '../../src/member/importer/groups.js';
-import type { ImportOwner } from '../../src/member/importer/ownership.js';
-import { rejectionOf, type Rejection } from '../../src/member/importer/policy.js';
-import { desiredForImport } from '../../src/member/importer/rules.js';
+import { groupOfImport, groupOfObject, siblingProblem, slotsFor, type SiblingLookup, type Verdict } from '../../src/importer/groups.js';
+import type { ImportOwner } from '../../src/importer/ownership.js';
+import { rejectionOf, type Rejection } from '../../src/importer/policy.js';
+import { desiredForImport } from '../../src/importer/rules.js';
 
 const LEADER_NS = 'leader-ns';
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'east' };

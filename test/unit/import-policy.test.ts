@@ -4,8 +4,8 @@ import type { ResourceImport } from '../../src/common/api/types.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import {
   addressProblem, checkImport, cidrProblem, missingNamespaces, rejectionDetail, rejectionOf, tooManyObjects, type Rejection, type RejectionRule,
-} from '../../src/member/importer/policy.js';
-import { desiredForImport, type DesiredObject } from '../../src/member/importer/rules.js';
+} from '../../src/importer/policy.js';
+import { desiredForImport, type DesiredObject } from '../../src/importer/rules.js';
 import {
   BENIGN_IMPORTS,
   HOSTILE_AGENT_NAMESPACE,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Rejection } from '../../src/member/importer/policy.js';
-import { RiState } from '../../src/member/importer/ri-state.js';
+import type { Rejection } from '../../src/importer/policy.js';
+import { RiState } from '../../src/importer/ri-state.js';
 
 function setup(): { state: RiState; requeued: string[]; left: string[] } {
   const requeued: string[] = [];

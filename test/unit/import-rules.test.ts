@@ -15,7 +15,7 @@ import {
   RESOURCE_IMPORT_ANNOTATION,
   toLabelValue,
   type ImportOwner,
-} from '../../src/member/importer/ownership.js';
+} from '../../src/importer/ownership.js';
 import {
   desiredForImport,
   IMPORT_HASH_ANNOTATION,
@@ -24,7 +24,7 @@ import {
   withServiceImportIPs,
   type DesiredObject,
   type ImportPlan,
-} from '../../src/member/importer/rules.js';
+} from '../../src/importer/rules.js';
 
 const owner: ImportOwner = {
   clusterSetID: 'set-1',

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceImport, ResourceImportList } from '../../src/common/api/types.js';
-import type { LeaderApi } from '../../src/member/commonarea/leader-api.js';
+import type { LeaderApi } from '../../src/commonarea/leader-api.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
-import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/member/importer/importer.js';
-import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/member/importer/ownership.js';
+import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/importer/importer.js';
+import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
 import { ApiError } from '../../src/common/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
 

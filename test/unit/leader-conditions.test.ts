@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LeaderConditions } from '../../src/member/conditions/leader-conditions.js';
-import { failure, FailureReason } from '../../src/member/conditions/reasons.js';
+import { LeaderConditions } from '../../src/conditions/leader-conditions.js';
+import { failure, FailureReason } from '../../src/conditions/reasons.js';
 
 function clock() {
   let t = Date.parse('2026-12-02T10:00:00Z');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LinkLifecycle, PausedError, retryUntilDone } from '../../src/member/leaderlink/lifecycle.js';
+import { LinkLifecycle, PausedError, retryUntilDone } from '../../src/commonarea/leaderlink/lifecycle.js';
 
 describe('LinkLifecycle', () => {
   it('goes new -> active -> paused -> active, saying what each resume changed', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { heldBy, sameMembership, type MembershipClaim } from '../../src/member/clusterset/membership.js';
-import type { LeaderTarget } from '../../src/member/clusterset/spec.js';
+import { heldBy, sameMembership, type MembershipClaim } from '../../src/clusterset/membership.js';
+import type { LeaderTarget } from '../../src/clusterset/spec.js';
 
 const target = (over: Partial<LeaderTarget> = {}): LeaderTarget => ({
   localClusterID: 'east', clusterSetID: 'set', leaderClusterID: 'leader', server: 'https://leader.example:6443', secretName: 's', leaderNamespace: 'mc', ...over,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDnsLabel, isDnsSubdomain } from '../../src/common/api/names.js';
-import { leaderTarget } from '../../src/member/clusterset/spec.js';
+import { leaderTarget } from '../../src/clusterset/spec.js';
 
 describe('isDnsLabel()', () => {
   it('accepts lower-case alphanumerics and inner dashes, up to 63 characters', () => {

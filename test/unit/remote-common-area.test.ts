@@ -2,11 +2,11 @@
 // imports at once and resumes them on the next accepted beat, ownership, and leaving.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { AreaEvent } from '../../src/member/commonarea/area-events.js';
-import type { LeaderApi } from '../../src/member/commonarea/leader-api.js';
-import { RemoteCommonArea, type LeaderLink } from '../../src/member/commonarea/remote-common-area.js';
-import type { LeaderCredentials } from '../../src/member/commonarea/credentials.js';
-import { failure, FailureReason } from '../../src/member/conditions/reasons.js';
+import type { AreaEvent } from '../../src/commonarea/area-events.js';
+import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import { RemoteCommonArea, type LeaderLink } from '../../src/commonarea/remote-common-area.js';
+import type { LeaderCredentials } from '../../src/commonarea/credentials.js';
+import { failure, FailureReason } from '../../src/conditions/reasons.js';
 import { UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 

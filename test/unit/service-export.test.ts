@@ -14,7 +14,7 @@ import {
   type EndpointSliceLike,
   type ServiceExportInput,
   type ServiceLike,
-} from '../../src/member/exporter/service-export.js';
+} from '../../src/exporter/service-export.js';
 
 const svcExport: ServiceExport = { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'default' } };
 

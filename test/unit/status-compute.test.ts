@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { LeaderStatus } from '../../src/member/commonarea/remote-common-area.js';
-import { computeStatus, prunedStatusFields, sameStatus } from '../../src/member/status/compute.js';
+import type { LeaderStatus } from '../../src/commonarea/remote-common-area.js';
+import { computeStatus, prunedStatusFields, sameStatus } from '../../src/conditions/status/compute.js';
 
 const T0 = '2026-12-02T10:00:00Z';
 function leader(ready: 'True' | 'False' | 'Unknown', reason = 'Connected'): LeaderStatus {

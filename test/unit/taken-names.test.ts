@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Applier } from '../../src/member/importer/applier.js';
-import { ImportCapacity } from '../../src/member/importer/capacity.js';
-import { serviceGroupRefs } from '../../src/member/importer/groups.js';
-import type { LocalStore, ObjectRef, PlainObject } from '../../src/member/importer/local-store.js';
-import { OwnedIndex } from '../../src/member/importer/owned-index.js';
-import { ownerLabels, type ImportOwner } from '../../src/member/importer/ownership.js';
-import { nameOnly, namesList, WatchedNames, type NameCache, type TakenNames } from '../../src/member/importer/taken-names.js';
+import { Applier } from '../../src/importer/applier.js';
+import { ImportCapacity } from '../../src/importer/capacity.js';
+import { serviceGroupRefs } from '../../src/importer/groups.js';
+import type { LocalStore, ObjectRef, PlainObject } from '../../src/importer/local-store.js';
+import { OwnedIndex } from '../../src/importer/owned-index.js';
+import { ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
+import { nameOnly, namesList, WatchedNames, type NameCache, type TakenNames } from '../../src/importer/taken-names.js';
 
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: 'leader-ns', agentNamespace: 'agent-ns', localClusterID: 'east' };
 

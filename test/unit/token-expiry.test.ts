@@ -2,8 +2,8 @@
 // computed at scrape time, and said in the ClusterSet's Ready message in its last week.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { tokenExpiresAtMs } from '../../src/member/commonarea/credentials.js';
-import { LeaderConditions } from '../../src/member/conditions/leader-conditions.js';
+import { tokenExpiresAtMs } from '../../src/commonarea/credentials.js';
+import { LeaderConditions } from '../../src/conditions/leader-conditions.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics, sampleValue } from '../harness/agent-process.js';
 

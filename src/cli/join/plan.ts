@@ -10,7 +10,7 @@ import {
   LEADER_SECRET_TOKEN_KEY,
   type ClusterSet,
 } from '../../common/api/types.js';
-import { leaderTarget } from '../../member/clusterset/spec.js';
+import { leaderTarget } from '../../clusterset/spec.js';
 
 export interface JoinRequest {
   /** The ClusterSet ID: the name of the ClusterSet on both sides. */

@@ -5,7 +5,7 @@
 // not simulated) and is recorded in `exportDeletes`.
 import { ApiException } from '@kubernetes/client-node';
 import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/types.js';
-import type { LeaderApi, LeaderEvent } from '../../../src/member/commonarea/leader-api.js';
+import type { LeaderApi, LeaderEvent } from '../../../src/commonarea/leader-api.js';
 import type { WatchLike } from '../../../src/common/kube/informer.js';
 
 export function apiError(code: number, reason: string, message: string, details?: Record<string, unknown>): ApiException<string> {

@@ -3,8 +3,8 @@
 // every Service), counts every call, can slow or hold any verb and fail the next call, and
 // records the most objects of the agent it ever held at once (so a test can check a cap at
 // every instant, not only at the end).
-import type { KindRef, LocalStore, ObjectRef, PlainObject } from '../../../src/member/importer/local-store.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../src/member/importer/ownership.js';
+import type { KindRef, LocalStore, ObjectRef, PlainObject } from '../../../src/importer/local-store.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../src/importer/ownership.js';
 import { apiError } from './fake-leader.js';
 
 export type StoreVerb = 'get' | 'create' | 'replace' | 'delete' | 'list';

@@ -1,0 +1,257 @@
+// Owns the member-side caches exports are computed from (ServiceExports, Services and
+// EndpointSlices of every namespace, Gateways of the agent namespace) and makes one Exporter
+// per ClusterSet for its RemoteCommonArea, which drives it. Cache events queue the affected
+// export in every Exporter; each Exporter decides what to write to its leader.
+//
+// With exports disabled no cache is started (the chart grants nothing for them) and the
+// sources are empty but synced: each Exporter then withdraws whatever this member still has
+// on its leader, and publishes nothing.
+import {
+  CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api,
+  type KubeConfig, type KubernetesObject,
+} from '@kubernetes/client-node';
+import { isIPv4 } from 'node:net';
+import { GATEWAY, SERVICE_EXPORT, type Gateway, type GatewayList, type KubeList, type ServiceExport, type ServiceExportStatus } from '../common/api/types.js';
+import type { LeaderTarget } from '../clusterset/spec.js';
+import type { ExportPolicyConfig } from '../common/config/config.js';
+import type { EventRecorder } from '../common/events/recorder.js';
+import { describeError, httpStatus } from '../common/kube/errors.js';
+import { createJsonClient } from '../common/kube/json-client.js';
+import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';
+import { sharedStrings } from '../common/kube/string-pool.js';
+import { Exporter, type ExporterLogger, type ExportOutcome, type ExportSources } from './exporter.js';
+import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
+import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
+import { apiClient } from '../common/kube/shared-connections.js';
+
+export interface ExportManagerLogger extends ExporterLogger {
+  child(fields: Record<string, unknown>): ExportManagerLogger;
+}
+
+export interface ExportManagerOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly agentNamespace: string;
+  readonly policy: ExportPolicyConfig;
+  readonly events: EventRecorder;
+  readonly logger: ExportManagerLogger;
+  readonly onOutcome?: (clusterSet: string, kind: string, outcome: ExportOutcome) => void;
+}
+
+interface Caches {
+  readonly serviceExports: ResilientInformer<ServiceExport>;
+  readonly services: ResilientInformer<CachedService>;
+  readonly endpointSlices: ResilientInformer<CachedEndpointSlice>;
+  readonly gateways: ResilientInformer<Gateway>;
+}
+
+/** The first IPv4 CIDR (Antrea Multi-cluster is IPv4), else the first. */
+function pickCIDR(cidrs: readonly string[]): string | undefined {
+  return cidrs.find((cidr) => isIPv4(cidr.split('/')[0] ?? '')) ?? cidrs[0];
+}
+
+export class ExportManager {
+  private readonly exporters = new Map<string, Exporter>();
+  private readonly caches: Caches | undefined;
+  private readonly objects: CustomObjectsApi;
+  private readonly log: ExportManagerLogger;
+  private readonly sources: ExportSources;
+  /** The one writer of ServiceExport status, aggregating every ClusterSet's judgement. */
+  private readonly status: ExportStatusWriter;
+  /** The cluster's Service CIDR, from its `kubernetes` ServiceCIDR object, when readable. */
+  private serviceCIDR: string | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: ExportManagerOptions) {
+    const kc = options.kubeConfig;
+    this.log = options.logger.child({ component: 'exporter' });
+    this.objects = apiClient(kc, CustomObjectsApi);
+    if (options.policy.enabled) {
+      const core = apiClient(kc, CoreV1Api);
+      const discovery = apiClient(kc, DiscoveryV1Api);
+      const watch = createJsonClient(kc);
+      const ns = options.agentNamespace;
+      this.caches = {
+        serviceExports: new ResilientInformer<ServiceExport>({
+          name: 'serviceexports',
+          path: `/apis/${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}/${SERVICE_EXPORT.plural}`,
+          list: async () => (await this.objects.listClusterCustomObject({
+            group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural,
+          })) as KubeList<ServiceExport>,
+          watch,
+          logger: this.log,
+        }),
+        // Every Service and EndpointSlice of the member, so only what exports read is kept.
+        services: new ResilientInformer<CachedService>({
+          name: 'services', path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), watch, logger: this.log,
+          transform: (service) => sharedStrings.internValues(serviceCacheEntry(service)),
+        }),
+        endpointSlices: new ResilientInformer<CachedEndpointSlice>({
+          name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', list: () => discovery.listEndpointSliceForAllNamespaces(), watch, logger: this.log,
+          transform: (slice) => sharedStrings.internValues(endpointSliceCacheEntry(slice)),
+        }),
+        gateways: new ResilientInformer<Gateway>({
+          name: 'gateways',
+          path: `/apis/${GATEWAY.group}/${GATEWAY.version}/namespaces/${ns}/${GATEWAY.plural}`,
+          list: async () => (await this.objects.listNamespacedCustomObject({
+            group: GATEWAY.group, version: GATEWAY.version, namespace: ns, plural: GATEWAY.plural,
+          })) as GatewayList,
+          watch,
+          logger: this.log,
+        }),
+      };
+    }
+    this.sources = this.makeSources();
+    const write: ServiceExportStatusWriter = async (serviceExport: ServiceExport, status: ServiceExportStatus) => {
+      const namespace = serviceExport.metadata?.namespace ?? '';
+      const name = serviceExport.metadata?.name ?? '';
+      const body: ServiceExport = { ...serviceExport, apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, status };
+      return this.objects.replaceNamespacedCustomObjectStatus({
+        group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, namespace, plural: SERVICE_EXPORT.plural, name, body,
+      });
+    };
+    this.status = new ExportStatusWriter({
+      serviceExport: (namespace, name) => this.sources.serviceExport(namespace, name), write, events: options.events, logger: this.log,
+    });
+  }
+
+  private makeSources(): ExportSources {
+    const caches = this.caches;
+    if (!caches) {
+      return {
+        synced: () => true,
+        serviceExport: () => undefined,
+        serviceExports: () => [],
+        service: () => undefined,
+        endpointSlices: () => [],
+        gateways: () => [],
+      };
+    }
+    return {
+      synced: (kind) => (kind === 'clusterinfo'
+        ? caches.gateways.hasSynced
+        : caches.serviceExports.hasSynced && caches.services.hasSynced && caches.endpointSlices.hasSynced),
+      serviceExport: (namespace, name) => caches.serviceExports.get(name, namespace),
+      serviceExports: () => caches.serviceExports.list(),
+      service: (namespace, name) => caches.services.get(name, namespace),
+      endpointSlices: (namespace, name) => caches.endpointSlices.list(namespace).filter((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === name),
+      gateways: () => caches.gateways.list(this.options.agentNamespace),
+    };
+  }
+
+  /**
+   * Starts the caches without waiting for them: the ServiceExport and Gateway CRDs may not be
+   * installed (their informers retry and log), and nothing is exported before a cache synced.
+   */
+  start(): Promise<void> {
+    const caches = this.caches;
+    if (!caches) {
+      this.log.info('exports are disabled: nothing is published, and what this member published is withdrawn');
+      return Promise.resolve();
+    }
+    const serviceChanged = (namespace: string | undefined, name: string | undefined) => {
+      if (!namespace || !name) return;
+      for (const exporter of this.exporters.values()) exporter.serviceChanged(namespace, name);
+    };
+    const byName = (obj: KubernetesObject) => { serviceChanged(obj.metadata?.namespace, obj.metadata?.name); };
+    const bySlice = (slice: CachedEndpointSlice) => { serviceChanged(slice.metadata?.namespace, slice.metadata?.labels?.[SERVICE_NAME_LABEL]); };
+    const gatewayChanged = () => { for (const exporter of this.exporters.values()) exporter.clusterInfoChanged(); };
+    for (const event of ['add', 'update', 'delete'] as const) {
+      caches.serviceExports.on(event, byName);
+      caches.services.on(event, byName);
+      caches.endpointSlices.on(event, bySlice);
+      caches.gateways.on(event, gatewayChanged);
+    }
+    for (const informer of Object.values(caches) as ResilientInformer<KubernetesObject>[]) {
+      informer.start().then(() => {
+        if (this.stopped) return;
+        this.log.info('export cache synced', { cache: informer.name, count: informer.list().length });
+        for (const exporter of this.exporters.values()) exporter.enqueueAll();
+      }, (err: unknown) => {
+        if (!(err instanceof InformerStoppedError)) this.log.warn('export cache did not start', { cache: informer.name, error: describeError(err) });
+      });
+    }
+    if (this.options.policy.serviceCIDR === undefined) void this.discoverServiceCIDR();
+    return Promise.resolve();
+  }
+
+  /** Whether the caches exports need have synced (Gateways are optional: their CRD may be missing). */
+  get synced(): boolean {
+    return this.sources.synced('service');
+  }
+
+  /** The exporter of a ClusterSet's area; the area drives it (resume, pause, stop, leave). */
+  create(clusterSet: string, target: LeaderTarget): Exporter {
+    const previous = this.exporters.get(clusterSet);
+    if (previous) void previous.stop();
+    const exporter = new Exporter({
+      localClusterID: target.localClusterID,
+      leaderNamespace: target.leaderNamespace,
+      agentNamespace: this.options.agentNamespace,
+      policy: this.options.policy,
+      sources: this.sources,
+      status: { writer: this.status, clusterSet },
+      events: this.options.events,
+      logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
+      serviceCIDR: () => this.serviceCIDR,
+      onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
+      resyncMs: this.options.policy.resyncSeconds * 1000,
+    });
+    this.exporters.set(clusterSet, exporter);
+    return exporter;
+  }
+
+  /** Forgets a ClusterSet's exporter once its area is gone (the area stopped it). */
+  release(clusterSet: string): void {
+    this.exporters.delete(clusterSet);
+    this.status.forget(clusterSet);
+  }
+
+  /** ServiceExport status writes sent since the start. */
+  get statusWrites(): number {
+    return this.status.writes;
+  }
+
+  exporterFor(clusterSet: string): Exporter | undefined {
+    return this.exporters.get(clusterSet);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const all = [...this.exporters.values()];
+    this.exporters.clear();
+    await Promise.all(all.map((e) => e.stop().catch((err: unknown) => {
+      this.log.warn('exporter did not stop cleanly', { error: describeError(err) });
+    })));
+    await this.status.stop();
+    if (this.caches) {
+      await Promise.all(Object.values(this.caches).map(async (informer: ResilientInformer<KubernetesObject>) => {
+        try {
+          await informer.stop();
+        } catch (err) {
+          if (!(err instanceof InformerStoppedError)) this.log.warn('export cache did not stop cleanly', { cache: informer.name, error: describeError(err) });
+        }
+      }));
+    }
+  }
+
+  /**
+   * Best effort, once: the `kubernetes` ServiceCIDR object (Kubernetes ≥ 1.33) names the
+   * cluster's Service CIDR, used in ClusterInfo when neither the config nor a Gateway gives one.
+   */
+  private async discoverServiceCIDR(): Promise<void> {
+    try {
+      const networking = apiClient(this.options.kubeConfig, NetworkingV1Api);
+      const found = await networking.readServiceCIDR({ name: 'kubernetes' });
+      const cidr = pickCIDR(found.spec?.cidrs ?? []);
+      if (cidr === undefined || this.stopped) return;
+      this.serviceCIDR = cidr;
+      this.log.info('found the cluster Service CIDR', { serviceCIDR: cidr });
+      for (const exporter of this.exporters.values()) exporter.clusterInfoChanged();
+    } catch (err) {
+      const status = httpStatus(err);
+      // Not served (older cluster) or not granted: the Gateway's serviceCIDR is used.
+      if (status === 404 || status === 403) this.log.debug('the cluster ServiceCIDR is not readable; ClusterInfo uses the Gateway\'s serviceCIDR', { status });
+      else this.log.warn('reading the cluster ServiceCIDR failed; ClusterInfo uses the Gateway\'s serviceCIDR', { error: describeError(err) });
+    }
+  }
+}
