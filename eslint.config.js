@@ -2,6 +2,17 @@ import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
+/** The member agent's rooms, directly under src/ (src/README.md). */
+const MEMBER_ROOMS = ['clusterset', 'commonarea', 'announce', 'conditions', 'importer', 'exporter'];
+
+/** A no-restricted-imports pattern refusing a relative import that reaches one of `folders` of src/. */
+function fence(folders, who) {
+  return {
+    regex: `^(\\./|(\\.\\./)+)(${folders.join('|')})(/|\\.js$)`,
+    message: `${who} must not import this folder: src/README.md draws the fence between member rooms, the leader, common and the commands.`,
+  };
+}
+
 export default defineConfig(
   { ignores: ['dist/**', 'node_modules/**', 'test/k8s-bins/**'] },
   js.configs.recommended,
@@ -21,6 +32,22 @@ export default defineConfig(
         allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
       }],
     },
+  },
+  // The fence between the roles (src/README.md): a member room never imports the leader or a
+  // command, the leader never imports a member room or a command, and common imports none of them.
+  // eslint's own rule on the import specifier: every import in src/ is relative, so the folder a
+  // specifier reaches is the folder it names after its leading ../ or ./ steps.
+  {
+    files: ['src/agent.ts', ...MEMBER_ROOMS.map((room) => `src/${room}/**/*.ts`)],
+    rules: { 'no-restricted-imports': ['error', { patterns: [fence(['leader', 'cli'], 'a member room')] }] },
+  },
+  {
+    files: ['src/leader/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [fence([...MEMBER_ROOMS, 'agent', 'cli'], 'the leader')] }] },
+  },
+  {
+    files: ['src/common/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [fence([...MEMBER_ROOMS, 'agent', 'leader', 'cli'], 'common')] }] },
   },
   {
     // Assertions narrow types, so every later optional chain on the same value is "unnecessary";
