@@ -22,7 +22,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImport } from '../src/common/api/types.js';
+import {
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type ResourceExport,
+  type ResourceImport,
+} from '../src/common/api/antrea.js';
 import { serviceExportPlan } from '../src/exporter/service-export.js';
 import type { AuditEvent } from '../test/harness/agent-process.js';
 import {

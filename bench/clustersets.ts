@@ -16,7 +16,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { CLUSTERSET, type ClusterSet } from '../src/common/api/types.js';
+import { CLUSTERSET, type ClusterSet } from '../src/common/api/antrea.js';
 import { readAuditEvents, type AuditEvent } from '../test/harness/agent-process.js';
 import { AGENT_NS, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
 import { freePort, startControlPlane } from '../test/harness/control-plane.js';

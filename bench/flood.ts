@@ -13,7 +13,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { ResourceImport } from '../src/common/api/types.js';
+import type { ResourceImport } from '../src/common/api/antrea.js';
 import { AGENT_SELECTOR } from '../src/importer/ownership.js';
 import { readAuditEvents, requestsByTick } from '../test/harness/agent-process.js';
 import {

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CoreV1Api, Watch, type V1Endpoints } from '@kubernetes/client-node';
-import { RESOURCE_IMPORT, type ResourceImport } from '../src/common/api/types.js';
+import { RESOURCE_IMPORT, type ResourceImport } from '../src/common/api/antrea.js';
 import { readAuditEvents } from '../test/harness/agent-process.js';
 import { desiredForImport, withServiceImportIPs } from '../src/importer/rules.js';
 import { AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';

@@ -24,9 +24,19 @@ import { parseArgs } from 'node:util';
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import {
-  MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, RESOURCE_IMPORT, type ResourceExport, type ResourceImport,
-} from '../src/common/api/types.js';
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type ResourceExport,
+  type ResourceImport,
+} from '../src/common/api/antrea.js';
+import {
+  RE_LABEL_SOURCE_CLUSTER_ID,
+  RE_LABEL_SOURCE_KIND,
+  RE_LABEL_SOURCE_NAME,
+  RE_LABEL_SOURCE_NAMESPACE,
+  RESOURCE_EXPORT_FINALIZER,
+} from '../src/common/api/names.js';
 import { createMemberToken } from '../src/leader/member-token.js';
 import { readAuditEvents } from '../test/harness/agent-process.js';
 import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../test/harness/clusterset.js';

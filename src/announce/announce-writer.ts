@@ -18,7 +18,8 @@
 // Two member clusters with one ID: every write stamps this cluster's identity, and an announce
 // we find (first sight, 409, AlreadyExists) stamped by another cluster that beat within the
 // takeover window is not written (holder.ts); the steady-state PUT stays the only request.
-import { CLUSTER_UID_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../common/api/antrea.js';
+import { CLUSTER_UID_ANNOTATION, mcaName, TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 import { judgeHolder, takeoverWindowMs, type HolderVerdict } from './holder.js';
 import { apiStatus, isAlreadyExists, isConflict, isNamespaceNotFound, isNotFound } from '../common/kube/errors.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';

@@ -9,7 +9,8 @@
 // the window it is taken over, so a rebuilt cluster (new identity, same ID) can rejoin.
 // An announce without the annotation (Antrea's member, an older agent) is nobody's in particular:
 // it is adopted as before.
-import { CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../common/api/types.js';
+import type { MemberClusterAnnounce } from '../common/api/antrea.js';
+import { CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 
 /** Takeover window in heartbeat intervals: the leader's default member timeout (30 s) is three beats of 10 s. */
 export const TAKEOVER_BEATS = 3;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { KubeConfig } from '@kubernetes/client-node';
-import { DEFAULT_LEADER_NAMESPACE } from '../common/api/types.js';
+import { DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
 import { join, JoinFailed, JoinRefused, leave } from './join/join.js';
 import { DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, leaderCaPem, MemberTokenError, parseDuration } from '../leader/member-token.js';

@@ -7,7 +7,7 @@
 // the ClusterSet goes away, even if the agent was down when it was deleted.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
-import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../common/api/types.js';
+import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../common/api/antrea.js';
 import { credentialsFromSecret } from '../commonarea/credentials.js';
 import type { AreaEvent } from '../commonarea/area-events.js';
 import { createLeaderApi, type LeaderApi } from '../commonarea/leader-api.js';

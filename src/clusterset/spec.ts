@@ -1,6 +1,6 @@
 // Validation of a ClusterSet spec, and the identity of the leader it names. Pure.
 import { clusterIdProblem, isClusterId, isDnsLabel } from '../common/api/names.js';
-import type { ClusterSet } from '../common/api/types.js';
+import type { ClusterSet } from '../common/api/antrea.js';
 
 export interface LeaderTarget {
   /** This member's ID. */

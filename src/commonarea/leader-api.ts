@@ -6,10 +6,17 @@
 // necessarily the leader's API server (a load balancer's maintenance page answers 200
 // text/html), and a "successful" heartbeat or an empty import list from such a thing would
 // fake liveness or make the importer delete every import.
+import type { ResourceDescriptor } from '../common/api/meta.js';
 import {
-  MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type MemberClusterAnnounce, type ResourceDescriptor, type ResourceExport,
-  type ResourceExportList, type ResourceImport, type ResourceImportList,
-} from '../common/api/types.js';
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type MemberClusterAnnounce,
+  type ResourceExport,
+  type ResourceExportList,
+  type ResourceImport,
+  type ResourceImportList,
+} from '../common/api/antrea.js';
 import type { ClientBudget } from '../common/kube/client-budget.js';
 import type { WatchLike } from '../common/kube/informer.js';
 import { createRestClient, type Expectation } from '../common/kube/rest-client.js';

@@ -22,9 +22,8 @@ import { duplicateMessage, shouldReportDuplicate, takeoverWindowMs } from '../an
 import { classifyLeaderError, isRetryableLeaderError } from '../conditions/classify.js';
 import { LeaderConditions, type LeaderConditionsSnapshot } from '../conditions/leader-conditions.js';
 import { failure, FailureReason, type Failure } from '../conditions/reasons.js';
-import {
-  CLUSTER_UID_ANNOTATION, DUPLICATE_CLUSTER_ID_REASON, HOLDER_CLUSTER_UID_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE,
-} from '../common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE } from '../common/api/antrea.js';
+import { CLUSTER_UID_ANNOTATION, DUPLICATE_CLUSTER_ID_REASON, HOLDER_CLUSTER_UID_ANNOTATION, mcaName } from '../common/api/names.js';
 import { Backoff } from '../common/runtime/backoff.js';
 import { apiStatus, describeError, httpStatus } from '../common/kube/errors.js';
 import { AreaEvents, type TrustLost } from './area-events.js';

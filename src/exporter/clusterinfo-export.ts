@@ -2,15 +2,8 @@
 // Antrea's member/gateway_controller.go): what other members need to reach this cluster
 // through its Gateway(s). The leader copies `spec.clusterInfo` into a ResourceImport of the
 // same name (as `clusterinfo`, lower-case, there). Pure.
-import {
-  clusterInfoExportName,
-  RE_LABEL_SOURCE_CLUSTER_ID,
-  RE_LABEL_SOURCE_KIND,
-  RESOURCE_EXPORT_KIND,
-  type ClusterInfo,
-  type Gateway,
-  type ResourceExport,
-} from '../common/api/types.js';
+import { RESOURCE_EXPORT_KIND, type ClusterInfo, type Gateway, type ResourceExport } from '../common/api/antrea.js';
+import { clusterInfoExportName, RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND } from '../common/api/names.js';
 import { compareIPs, newResourceExport } from './service-export.js';
 
 export interface ClusterInfoExportInput {

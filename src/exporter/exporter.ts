@@ -22,10 +22,10 @@
 //   is a verdict only on the version of the RE it sits on (the leader writes it with that
 //   version's resourceVersion), so it counts only when that version has the spec we export now
 //   and is not our own write (which keeps the previous spec's status).
-import {
-  RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
-  SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
-} from '../common/api/types.js';
+import type { Condition } from '../common/api/meta.js';
+import { SERVICE_EXPORT_CONDITION_VALID, type ServiceExport } from '../common/api/mcs.js';
+import { RESOURCE_EXPORT_KIND, type Gateway, type ResourceExport } from '../common/api/antrea.js';
+import { RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE } from '../common/api/names.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { ExportPolicyConfig } from '../common/config/config.js';
 import type { EventRecorder } from '../common/events/recorder.js';

@@ -11,7 +11,9 @@ import {
   type KubeConfig, type KubernetesObject,
 } from '@kubernetes/client-node';
 import { isIPv4 } from 'node:net';
-import { GATEWAY, SERVICE_EXPORT, type Gateway, type GatewayList, type KubeList, type ServiceExport, type ServiceExportStatus } from '../common/api/types.js';
+import type { KubeList } from '../common/api/meta.js';
+import { SERVICE_EXPORT, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
+import { GATEWAY, type Gateway, type GatewayList } from '../common/api/antrea.js';
 import type { LeaderTarget } from '../clusterset/spec.js';
 import type { ExportPolicyConfig } from '../common/config/config.js';
 import type { EventRecorder } from '../common/events/recorder.js';

@@ -10,26 +10,19 @@
 // unchanged source yields an identical spec and the exporter never rewrites an unchanged RE.
 import { isIPv4 } from 'node:net';
 import { sameCanonical } from '../common/kube/canonical.js';
+import type { CoreServicePort, EndpointPort, EndpointSubset, ObjectMeta } from '../common/api/meta.js';
+import { SERVICE_EXPORT_REASON, type ServiceExport } from '../common/api/mcs.js';
+import { RESOURCE_EXPORT, RESOURCE_EXPORT_KIND, type ResourceExport, type ResourceExportSpec } from '../common/api/antrea.js';
 import {
   IMPORTED_SERVICE_ANNOTATION,
   RE_LABEL_SOURCE_CLUSTER_ID,
   RE_LABEL_SOURCE_KIND,
   RE_LABEL_SOURCE_NAME,
   RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT,
   RESOURCE_EXPORT_FINALIZER,
-  RESOURCE_EXPORT_KIND,
   RESOURCE_EXPORT_LEGACY_FINALIZER,
   resourceExportName,
-  SERVICE_EXPORT_REASON,
-  type CoreServicePort,
-  type EndpointPort,
-  type EndpointSubset,
-  type ObjectMeta,
-  type ResourceExport,
-  type ResourceExportSpec,
-  type ServiceExport,
-} from '../common/api/types.js';
+} from '../common/api/names.js';
 
 /** What the Endpoints RE carries: the Service's ClusterIP (Antrea's default) or the ready Pod IPs. */
 export type EndpointIPType = 'ClusterIP' | 'PodIP';

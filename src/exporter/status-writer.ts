@@ -4,9 +4,8 @@
 // other without end. Here every exporter only reports its judgement; the status is the
 // aggregate (`Conflict=True` if any leader refuses, naming which ClusterSets; `Valid` from the
 // local checks) and is written only when that aggregate differs from what the status says.
-import {
-  SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID, type MetaCondition, type ServiceExport, type ServiceExportStatus,
-} from '../common/api/types.js';
+import type { MetaCondition } from '../common/api/meta.js';
+import { SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { describeError, isNotFound } from '../common/kube/errors.js';
 import { WorkQueue } from '../common/runtime/workqueue.js';

@@ -6,7 +6,7 @@
 // controller does not publish them a second time. Pure.
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { antreaMCName } from '../common/api/types.js';
+import { antreaMCName } from '../common/api/names.js';
 
 /** KEP-1645 / mcs-api well-known labels. */
 export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';

@@ -2,7 +2,8 @@
 // its Service, ServiceImport, Endpoints and EndpointSlices form one admission group for the cap
 // (capacity.ts), and its Endpoints RI lands only next to its applied ServiceImport sibling.
 // Every other kind is a group of its own, one RI's objects.
-import { ANTREA_MC_PREFIX, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/types.js';
+import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
+import { ANTREA_MC_PREFIX } from '../common/api/names.js';
 import type { ObjectRef } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { rejectionDetail, rejectionOf, type Rejection } from './policy.js';

@@ -19,7 +19,7 @@
 //   exclusive work waits for reconciles in flight, so neither sees the other half-done
 //   (runtime/gate.ts).
 import type { ImportPolicyConfig } from '../common/config/config.js';
-import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/types.js';
+import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';

@@ -12,7 +12,8 @@
 // in Events and logs, and a hostile payload must not be echoed into them.
 import { isIP } from 'node:net';
 import { isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
-import { ENDPOINT_SOURCES_ANNOTATION, isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/types.js';
+import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
+import { ENDPOINT_SOURCES_ANNOTATION } from '../common/api/names.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../common/config/config.js';
 import { isRecord } from '../common/kube/json.js';
 import { parseEndpointSources } from './endpoint-slices.js';

@@ -2,7 +2,7 @@
 // group it was last seen in, its last verdict, refusal or conflict, and what a refused one
 // waits for (a namespace to appear, slots to be freed). Short strings only, never RI payloads
 // (those live in the informer cache).
-import { RESOURCE_IMPORT_KIND } from '../common/api/types.js';
+import { RESOURCE_IMPORT_KIND } from '../common/api/antrea.js';
 import type { Verdict } from './groups.js';
 import { addTo, removeFrom } from './multimap.js';
 import type { Rejection } from './policy.js';

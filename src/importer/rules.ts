@@ -10,20 +10,22 @@ import { canonical, sameCanonical } from '../common/kube/canonical.js';
 // unknown fields, and Antrea adds new policy fields often).
 import { hash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
+import type { ResourceDescriptor } from '../common/api/meta.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import {
+  CLUSTER_INFO_IMPORT,
+  LABEL_IDENTITY,
+  RESOURCE_IMPORT_KIND,
+  type ResourceImport,
+  type ResourceImportKind,
+} from '../common/api/antrea.js';
 import {
   ANNOTATION_TRUE,
   antreaMCName,
-  CLUSTER_INFO_IMPORT,
   ENDPOINT_SOURCES_ANNOTATION,
   IMPORTED_ACNP_ANNOTATION,
   IMPORTED_SERVICE_ANNOTATION,
-  LABEL_IDENTITY,
-  RESOURCE_IMPORT_KIND,
-  SERVICE_IMPORT,
-  type ResourceDescriptor,
-  type ResourceImport,
-  type ResourceImportKind,
-} from '../common/api/types.js';
+} from '../common/api/names.js';
 import { endpointSlicesFor, parseEndpointSources, SKIP_MIRROR_LABEL } from './endpoint-slices.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { isRecord, type Json } from '../common/kube/json.js';

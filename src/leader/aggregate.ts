@@ -8,22 +8,16 @@
 //   ClusterInfo RE <cluster>-clusterinfo          ⇒ RI of the same name      kind ClusterInfo
 // Decisions are functions of the exports alone (never of the RI found, nor of event order),
 // so a restarted leader computes exactly what it wrote before and rewrites nothing.
+import type { EndpointSubset, KubeObject } from '../common/api/meta.js';
+import type { ServiceImportPort, ServiceImportType, SessionAffinityConfig } from '../common/api/mcs.js';
+import { RESOURCE_EXPORT_KIND, RESOURCE_IMPORT_KIND, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
 import {
   ENDPOINT_SOURCES_ANNOTATION,
   RESOURCE_EXPORT_FINALIZER,
-  RESOURCE_EXPORT_KIND,
   RESOURCE_EXPORT_LEGACY_FINALIZER,
-  RESOURCE_IMPORT_KIND,
   RE_LABEL_SOURCE_CLUSTER_ID,
   resourceImportName,
-  type EndpointSubset,
-  type KubeObject,
-  type ResourceExport,
-  type ResourceImportSpec,
-  type ServiceImportPort,
-  type ServiceImportType,
-  type SessionAffinityConfig,
-} from '../common/api/types.js';
+} from '../common/api/names.js';
 
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
 

@@ -1,7 +1,7 @@
 // Members' announces: the leader's finalizer, reaping members silent past the stale period, and
 // garbage collection of a departed member's exports; plus the sweep of exports whose member has
 // no announce at all (its finalizer was stripped, or the leader died mid-collection).
-import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type MemberClusterAnnounce } from '../common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type MemberClusterAnnounce } from '../common/api/antrea.js';
 import { isConflict, isNotFound } from '../common/kube/errors.js';
 import { announceFinalizer, decideAnnounce } from './announce-plan.js';
 import { forEachBounded, orphanExports } from './books.js';

@@ -3,7 +3,8 @@
 // only its own concern's logic.
 import type { CoreV1Api, CoreV1Event, CustomObjectsApi, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
 import type winston from 'winston';
-import type { ClusterSet, KubeObject, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../common/api/types.js';
+import type { KubeObject } from '../common/api/meta.js';
+import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../common/api/antrea.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import type { ResilientInformer } from '../common/kube/informer.js';
 import type { AgentMetrics } from '../common/metrics/metrics.js';

@@ -12,6 +12,7 @@
 import { CoreV1Api, CustomObjectsApi, type CoreV1Event, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
 import type winston from 'winston';
+import type { KubeList, KubeObject } from '../common/api/meta.js';
 import {
   CLUSTERSET,
   MEMBER_CLUSTER_ANNOUNCE,
@@ -20,15 +21,13 @@ import {
   RESOURCE_IMPORT,
   type ClusterSet,
   type ClusterSetList,
-  type KubeList,
-  type KubeObject,
   type MemberClusterAnnounce,
   type MemberClusterAnnounceList,
   type ResourceExport,
   type ResourceExportList,
   type ResourceImport,
   type ResourceImportList,
-} from '../common/api/types.js';
+} from '../common/api/antrea.js';
 import type { EventRecorder } from '../common/events/recorder.js';
 import { describeError } from '../common/kube/errors.js';
 import { ResilientInformer, type WatchLike } from '../common/kube/informer.js';

@@ -2,13 +2,8 @@
 // it (aggregate.ts), write the import (books.ts decides create/update/delete), write each
 // export's verdict, and release the finalizers of withdrawn exports once the import no longer
 // holds what they carried.
-import {
-  RESOURCE_EXPORT,
-  RESOURCE_IMPORT,
-  type Condition,
-  type ResourceExport,
-  type ResourceImportSpec,
-} from '../common/api/types.js';
+import type { Condition } from '../common/api/meta.js';
+import { RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
 import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../common/kube/errors.js';
 import { rfc3339 } from '../common/kube/time.js';
 import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './aggregate.js';

@@ -6,16 +6,16 @@
 // counts every announce as fresh for 30 s after a restart) nor forgets a live one. The cost is
 // trusting the member's clock; members and leader are expected to run NTP, and the timeout
 // (three beats by default) absorbs ordinary skew.
+import type { Condition } from '../common/api/meta.js';
 import {
   CONDITION_TYPE,
   REASON_DISCONNECTED,
-  TIMESTAMP_ANNOTATION,
   type ClusterSet,
   type ClusterSetStatus,
   type ClusterStatus,
-  type Condition,
   type MemberClusterAnnounce,
-} from '../common/api/types.js';
+} from '../common/api/antrea.js';
+import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 import { rfc3339 } from '../common/kube/time.js';
 
 export const REASON_CONNECTED = 'Connected';

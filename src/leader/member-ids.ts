@@ -4,7 +4,8 @@
 //   ClusterSetID / LeaderClusterID → the leader ClusterSet's name and leader ID (announce CREATE)
 // The two reserved keys contain capitals, which no ServiceAccount name can. Pure.
 import type { V1ServiceAccount } from '@kubernetes/client-node';
-import { CLUSTER_ID_ANNOTATION, type ClusterSet } from '../common/api/types.js';
+import type { ClusterSet } from '../common/api/antrea.js';
+import { CLUSTER_ID_ANNOTATION } from '../common/api/names.js';
 import { clusterIdProblem, dashPrefixPair } from '../common/api/names.js';
 import { leaderProblem } from './liveness.js';
 

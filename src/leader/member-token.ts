@@ -30,7 +30,7 @@ import {
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { clusterIdProblem, dashPrefixPair, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
-import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/types.js';
+import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
 import { describeOption, EXIT_USAGE, runCommand, valueNotAFlag, type CommandIO, type ExitStatus } from '../cli/command.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';

@@ -2,7 +2,13 @@
 // only when it changes; plus what only a history of beats shows: a timeout too short for a
 // member's beat period (said once per member, with the fix), and a member that flaps (said once,
 // not at every beat).
-import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet, type ClusterStatus, type MemberClusterAnnounce } from '../common/api/types.js';
+import {
+  CLUSTERSET,
+  MEMBER_CLUSTER_ANNOUNCE,
+  type ClusterSet,
+  type ClusterStatus,
+  type MemberClusterAnnounce,
+} from '../common/api/antrea.js';
 import { sameCanonical } from '../common/kube/canonical.js';
 import { isNotFound } from '../common/kube/errors.js';
 import { isDeleting } from './aggregate.js';

@@ -1,7 +1,7 @@
 // ResourceImports as a real Antrea leader writes them, and helpers to read what the agent
 // materialised in the member.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { RESOURCE_IMPORT, type ResourceImport } from '../../src/common/api/types.js';
+import { RESOURCE_IMPORT, type ResourceImport } from '../../src/common/api/antrea.js';
 import { LEADER_NS } from './clusterset.js';
 
 export function serviceImportRI(namespace: string, name: string, ports: { name: string; port: number; protocol?: string }[], clusterIDs?: string[]): ResourceImport {

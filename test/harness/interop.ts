@@ -3,7 +3,8 @@
 // leader with Antrea's manifests) and members of either kind (this agent with the chart's CRDs,
 // or antrea-mc-controller member with Antrea's manifests), joined the way each one's docs say.
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { CLUSTERSET, SERVICE_EXPORT, type ClusterSet } from '../../src/common/api/types.js';
+import { SERVICE_EXPORT } from '../../src/common/api/mcs.js';
+import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';

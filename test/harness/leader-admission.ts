@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { RESOURCE_EXPORT } from '../../src/common/api/types.js';
+import { RESOURCE_EXPORT } from '../../src/common/api/antrea.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { k8sBins, repoRoot } from './bins.js';
 import { LEADER_NS } from './clusterset.js';

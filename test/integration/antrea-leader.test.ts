@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT } from '../../src/common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT } from '../../src/common/api/antrea.js';
 import { CLUSTERSET_ID, waitForReady, writeLeaderSecret } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { CLUSTER_ID_ANNOTATION, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/antrea.js';
+import { CLUSTER_ID_ANNOTATION } from '../../src/common/api/names.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE } from '../../src/common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE } from '../../src/common/api/antrea.js';
 import { CONFIG_SETTINGS } from '../../src/common/config/config.js';
 import { repoRoot } from '../harness/bins.js';
 import {

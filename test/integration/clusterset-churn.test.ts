@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../src/common/api/types.js';
+import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../src/common/api/antrea.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { AGENT_NS, capturedLogger, CLUSTERSET_ID, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../harness/clusterset.js';

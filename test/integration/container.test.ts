@@ -18,7 +18,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Container, type V1Deployment, type V1PodSpec, type V1Volume } from '@kubernetes/client-node';
 import { IMAGE_ENV } from '../../bench/common.js';
-import { MEMBER_CLUSTER_ANNOUNCE, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../src/common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/antrea.js';
+import { TIMESTAMP_ANNOTATION } from '../../src/common/api/names.js';
 import { findSamples, httpGet, parseMetrics, type MetricSample } from '../harness/agent-process.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import {

@@ -12,9 +12,14 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { RESOURCE_EXPORT } from '../../src/common/api/antrea.js';
 import {
-  RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER,
-} from '../../src/common/api/types.js';
+  RE_LABEL_SOURCE_CLUSTER_ID,
+  RE_LABEL_SOURCE_KIND,
+  RE_LABEL_SOURCE_NAME,
+  RE_LABEL_SOURCE_NAMESPACE,
+  RESOURCE_EXPORT_FINALIZER,
+} from '../../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, createMemberAccess, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';

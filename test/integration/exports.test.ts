@@ -6,10 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
+import { SERVICE_EXPORT, type ServiceExport } from '../../src/common/api/mcs.js';
+import { GATEWAY, MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type ResourceExport } from '../../src/common/api/antrea.js';
 import {
-  GATEWAY, IMPORTED_SERVICE_ANNOTATION, mcaName, MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, SERVICE_EXPORT,
-  type ResourceExport, type ServiceExport,
-} from '../../src/common/api/types.js';
+  IMPORTED_SERVICE_ANNOTATION,
+  mcaName,
+  RE_LABEL_SOURCE_CLUSTER_ID,
+  RESOURCE_EXPORT_FINALIZER,
+} from '../../src/common/api/names.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { readAuditEvents } from '../harness/agent-process.js';

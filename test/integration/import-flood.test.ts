@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
-import type { ResourceImport } from '../../src/common/api/types.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { AGENT_SELECTOR } from '../../src/importer/ownership.js';

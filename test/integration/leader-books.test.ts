@@ -10,10 +10,22 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import {
-  CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT, RESOURCE_EXPORT_FINALIZER, RESOURCE_IMPORT,
-  type ClusterSet, type MemberClusterAnnounce, type ResourceExport, type ResourceImport,
-} from '../../src/common/api/types.js';
+  CLUSTERSET,
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type ClusterSet,
+  type MemberClusterAnnounce,
+  type ResourceExport,
+  type ResourceImport,
+} from '../../src/common/api/antrea.js';
+import {
+  RE_LABEL_SOURCE_CLUSTER_ID,
+  RE_LABEL_SOURCE_KIND,
+  RE_LABEL_SOURCE_NAME,
+  RE_LABEL_SOURCE_NAMESPACE,
+  RESOURCE_EXPORT_FINALIZER,
+} from '../../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import type { WatchLike } from '../../src/common/kube/informer.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_LEADER } from '../../src/leader/books.js';

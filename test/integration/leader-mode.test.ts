@@ -8,10 +8,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { SERVICE_EXPORT, type ServiceExport } from '../../src/common/api/mcs.js';
 import {
-  CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, SERVICE_EXPORT,
-  type ClusterSet, type MemberClusterAnnounce, type ResourceExport, type ResourceImport, type ServiceExport,
-} from '../../src/common/api/types.js';
+  CLUSTERSET,
+  MEMBER_CLUSTER_ANNOUNCE,
+  RESOURCE_EXPORT,
+  RESOURCE_IMPORT,
+  type ClusterSet,
+  type MemberClusterAnnounce,
+  type ResourceExport,
+  type ResourceImport,
+} from '../../src/common/api/antrea.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';

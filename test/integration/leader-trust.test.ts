@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 // Polling within an observation window (asserting that something does NOT happen), never synchronisation.
 import { setTimeout as delay } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
+import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import {

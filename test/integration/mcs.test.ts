@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
-import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/types.js';
+import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type CoreV1Event } from '@kubernetes/client-node';
-import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/types.js';
+import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import {
   AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader,
   waitForReady, writeLeaderSecret,

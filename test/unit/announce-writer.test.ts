@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AnnounceError, AnnounceMismatchError, AnnounceOwnedElsewhereError, AnnounceWriter } from '../../src/announce/announce-writer.js';
-import { TIMESTAMP_ANNOTATION } from '../../src/common/api/types.js';
+import { TIMESTAMP_ANNOTATION } from '../../src/common/api/names.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 
 const identity = { clusterID: 'east', clusterSetID: 'set-1', leaderClusterID: 'leader-1' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Gateway } from '../../src/common/api/types.js';
+import type { Gateway } from '../../src/common/api/antrea.js';
 import { clusterInfoExport, type ClusterInfoExportInput } from '../../src/exporter/clusterinfo-export.js';
 import { sameExport } from '../../src/exporter/service-export.js';
 

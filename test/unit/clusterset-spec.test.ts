@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClusterSet } from '../../src/common/api/types.js';
+import type { ClusterSet } from '../../src/common/api/antrea.js';
 import { leaderTarget, sameLeader } from '../../src/clusterset/spec.js';
 
 function cs(spec: NonNullable<ClusterSet['spec']>): ClusterSet {

@@ -1,5 +1,5 @@
 /**
- * Keeps src/common/api/types.ts and charts/clusterset-agent/crds/*.yaml in agreement.
+ * Keeps the CRD types of src/common/api/ (antrea.ts, mcs.ts, meta.ts) and charts/clusterset-agent/crds/*.yaml in agreement.
  *
  * For every kind there is a fixture typed `Fixture<T>`: `DeepRequired<T>` forces every field
  * of the TypeScript type to be present (and object-literal excess-property checks forbid any
@@ -22,7 +22,10 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { CoreV1EndpointPort, V1EndpointAddress, V1ServicePort } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import * as api from '../../src/common/api/types.js';
+import * as meta from '../../src/common/api/meta.js';
+import * as mcs from '../../src/common/api/mcs.js';
+import * as antrea from '../../src/common/api/antrea.js';
+import * as names from '../../src/common/api/names.js';
 
 const CRD_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../charts/clusterset-agent/crds');
 
@@ -37,7 +40,7 @@ type DeepRequired<T> = T extends readonly (infer U)[]
     : T;
 
 /** A fully populated object of kind T (metadata is not part of the schema: ObjectMeta is validated by the apiserver). */
-type Fixture<T extends api.KubeObject> = DeepRequired<Omit<T, 'metadata'>> & { metadata: api.ObjectMeta };
+type Fixture<T extends meta.KubeObject> = DeepRequired<Omit<T, 'metadata'>> & { metadata: meta.ObjectMeta };
 
 /** Keys that are not optional in T (index signatures excluded). */
 type RequiredKeys<T> = keyof {
@@ -333,7 +336,7 @@ function descriptionsMissing(s: Schema, path: string, out: string[]): string[] {
 
 const T0 = '2026-01-02T03:04:05Z';
 
-const condition: DeepRequired<api.Condition> = {
+const condition: DeepRequired<meta.Condition> = {
   type: 'Ready',
   status: 'True',
   lastTransitionTime: T0,
@@ -341,7 +344,7 @@ const condition: DeepRequired<api.Condition> = {
   reason: 'Connected',
 };
 
-const clusterStatus: DeepRequired<api.ClusterSetStatus> = {
+const clusterStatus: DeepRequired<antrea.ClusterSetStatus> = {
   totalClusters: 1,
   readyClusters: 1,
   observedGeneration: 3,
@@ -356,9 +359,9 @@ const clusterStatus: DeepRequired<api.ClusterSetStatus> = {
   imports: { total: 4, rejected: 1, conflicts: 1 },
 };
 
-const clusterSetFixture: Fixture<api.ClusterSet> = {
-  apiVersion: api.CLUSTERSET.apiVersion,
-  kind: api.CLUSTERSET.kind,
+const clusterSetFixture: Fixture<antrea.ClusterSet> = {
+  apiVersion: antrea.CLUSTERSET.apiVersion,
+  kind: antrea.CLUSTERSET.kind,
   metadata: { name: 'test-clusterset', namespace: 'kube-system' },
   spec: {
     clusterID: 'test-cluster-east',
@@ -368,35 +371,35 @@ const clusterSetFixture: Fixture<api.ClusterSet> = {
   status: clusterStatus,
 };
 
-const memberCluster: DeepRequired<api.MemberClusterV1alpha1> = {
+const memberCluster: DeepRequired<antrea.MemberClusterV1alpha1> = {
   clusterID: 'leader',
   server: 'https://172.18.0.1:6443',
   secret: 'leader-token',
   serviceAccount: 'member-east',
 };
 
-const clusterSetV1alpha1Fixture: Fixture<api.ClusterSetV1alpha1> = {
-  apiVersion: api.CLUSTERSET_V1ALPHA1.apiVersion,
-  kind: api.CLUSTERSET_V1ALPHA1.kind,
+const clusterSetV1alpha1Fixture: Fixture<antrea.ClusterSetV1alpha1> = {
+  apiVersion: antrea.CLUSTERSET_V1ALPHA1.apiVersion,
+  kind: antrea.CLUSTERSET_V1ALPHA1.kind,
   metadata: { name: 'test-clusterset', namespace: 'kube-system' },
   spec: { leaders: [memberCluster], members: [{ ...memberCluster, clusterID: 'east' }], namespace: 'antrea-multicluster' },
   status: clusterStatus,
 };
 
-const mcaFixture: Fixture<api.MemberClusterAnnounce> = {
-  apiVersion: api.MEMBER_CLUSTER_ANNOUNCE.apiVersion,
-  kind: api.MEMBER_CLUSTER_ANNOUNCE.kind,
+const mcaFixture: Fixture<antrea.MemberClusterAnnounce> = {
+  apiVersion: antrea.MEMBER_CLUSTER_ANNOUNCE.apiVersion,
+  kind: antrea.MEMBER_CLUSTER_ANNOUNCE.kind,
   metadata: {
-    name: api.mcaName('test-cluster-east'),
-    namespace: api.DEFAULT_LEADER_NAMESPACE,
-    annotations: { [api.TIMESTAMP_ANNOTATION]: T0 },
+    name: names.mcaName('test-cluster-east'),
+    namespace: names.DEFAULT_LEADER_NAMESPACE,
+    annotations: { [names.TIMESTAMP_ANNOTATION]: T0 },
   },
   clusterID: 'test-cluster-east',
   clusterSetID: 'test-clusterset',
   leaderClusterID: 'leader',
 };
 
-const clusterInfo: DeepRequired<api.ClusterInfo> = {
+const clusterInfo: DeepRequired<antrea.ClusterInfo> = {
   clusterID: 'test-cluster-west',
   serviceCIDR: '10.96.0.0/12',
   gatewayInfos: [{ gatewayIP: '172.18.0.3' }],
@@ -421,11 +424,11 @@ const endpointAddress: DeepRequired<V1EndpointAddress> = {
 
 const endpointPort: DeepRequired<CoreV1EndpointPort> = { appProtocol: 'http', name: 'http', port: 80, protocol: 'TCP' };
 
-const endpoints: DeepRequired<api.EndpointsPayload> = {
+const endpoints: DeepRequired<antrea.EndpointsPayload> = {
   subsets: [{ addresses: [endpointAddress], notReadyAddresses: [{ ...endpointAddress, ip: '10.96.10.11' }], ports: [endpointPort] }],
 };
 
-const acnp: DeepRequired<api.AntreaClusterNetworkPolicySpec> = {
+const acnp: DeepRequired<antrea.AntreaClusterNetworkPolicySpec> = {
   priority: 1.5,
   tier: 'securityops',
   appliedTo: [{ namespaceSelector: {} }],
@@ -435,27 +438,27 @@ const acnp: DeepRequired<api.AntreaClusterNetworkPolicySpec> = {
   futureField: { keep: true },
 };
 
-const externalEntitySpec: DeepRequired<api.ExternalEntitySpec> = {
+const externalEntitySpec: DeepRequired<antrea.ExternalEntitySpec> = {
   endpoints: [{ ip: '192.0.2.1', name: 'eth0' }],
   externalNode: 'vm-1',
   ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
 };
 
-const servicePorts: DeepRequired<api.ServiceImportPort>[] = [{ name: 'http', protocol: 'TCP', appProtocol: 'http', port: 80 }];
-const sessionAffinityConfig: DeepRequired<api.SessionAffinityConfig> = { clientIP: { timeoutSeconds: 10800 } };
+const servicePorts: DeepRequired<mcs.ServiceImportPort>[] = [{ name: 'http', protocol: 'TCP', appProtocol: 'http', port: 80 }];
+const sessionAffinityConfig: DeepRequired<mcs.SessionAffinityConfig> = { clientIP: { timeoutSeconds: 10800 } };
 
-const resourceImportFixture: Fixture<api.ResourceImport> = {
-  apiVersion: api.RESOURCE_IMPORT.apiVersion,
-  kind: api.RESOURCE_IMPORT.kind,
-  metadata: { name: 'default-nginx-service', namespace: api.DEFAULT_LEADER_NAMESPACE },
+const resourceImportFixture: Fixture<antrea.ResourceImport> = {
+  apiVersion: antrea.RESOURCE_IMPORT.apiVersion,
+  kind: antrea.RESOURCE_IMPORT.kind,
+  metadata: { name: 'default-nginx-service', namespace: names.DEFAULT_LEADER_NAMESPACE },
   spec: {
     clusterID: ['test-cluster-east'],
     name: 'nginx',
     namespace: 'default',
-    kind: api.RESOURCE_IMPORT_KIND.ServiceImport,
+    kind: antrea.RESOURCE_IMPORT_KIND.ServiceImport,
     serviceImport: {
-      apiVersion: api.SERVICE_IMPORT.apiVersion,
-      kind: api.SERVICE_IMPORT.kind,
+      apiVersion: mcs.SERVICE_IMPORT.apiVersion,
+      kind: mcs.SERVICE_IMPORT.kind,
       metadata: {},
       spec: {
         ports: servicePorts,
@@ -490,25 +493,25 @@ const coreServicePort: DeepRequired<V1ServicePort> = {
   targetPort: 'http',
 };
 
-const resourceExportFixture: Fixture<api.ResourceExport> = {
-  apiVersion: api.RESOURCE_EXPORT.apiVersion,
-  kind: api.RESOURCE_EXPORT.kind,
+const resourceExportFixture: Fixture<antrea.ResourceExport> = {
+  apiVersion: antrea.RESOURCE_EXPORT.apiVersion,
+  kind: antrea.RESOURCE_EXPORT.kind,
   metadata: {
-    name: api.resourceExportName('test-cluster-east', 'default', 'nginx', 'Service'),
-    namespace: api.DEFAULT_LEADER_NAMESPACE,
+    name: names.resourceExportName('test-cluster-east', 'default', 'nginx', 'Service'),
+    namespace: names.DEFAULT_LEADER_NAMESPACE,
     labels: {
-      [api.RE_LABEL_SOURCE_NAME]: 'nginx',
-      [api.RE_LABEL_SOURCE_NAMESPACE]: 'default',
-      [api.RE_LABEL_SOURCE_CLUSTER_ID]: 'test-cluster-east',
-      [api.RE_LABEL_SOURCE_KIND]: api.RESOURCE_EXPORT_KIND.Service,
+      [names.RE_LABEL_SOURCE_NAME]: 'nginx',
+      [names.RE_LABEL_SOURCE_NAMESPACE]: 'default',
+      [names.RE_LABEL_SOURCE_CLUSTER_ID]: 'test-cluster-east',
+      [names.RE_LABEL_SOURCE_KIND]: antrea.RESOURCE_EXPORT_KIND.Service,
     },
-    finalizers: [api.RESOURCE_EXPORT_FINALIZER],
+    finalizers: [names.RESOURCE_EXPORT_FINALIZER],
   },
   spec: {
     clusterID: 'test-cluster-east',
     name: 'nginx',
     namespace: 'default',
-    kind: api.RESOURCE_EXPORT_KIND.Service,
+    kind: antrea.RESOURCE_EXPORT_KIND.Service,
     service: { serviceSpec: { ports: [coreServicePort, { ...coreServicePort, port: 81, targetPort: 8081 }], type: 'ClusterIP' } },
     endpoints,
     clusterInfo,
@@ -520,24 +523,24 @@ const resourceExportFixture: Fixture<api.ResourceExport> = {
   status: { conditions: [{ ...condition, type: 'Succeeded', reason: '' }] },
 };
 
-const clusterInfoImportFixture: Fixture<api.ClusterInfoImport> = {
-  apiVersion: api.CLUSTER_INFO_IMPORT.apiVersion,
-  kind: api.CLUSTER_INFO_IMPORT.kind,
-  metadata: { name: api.clusterInfoExportName('test-cluster-west'), namespace: 'kube-system' },
+const clusterInfoImportFixture: Fixture<antrea.ClusterInfoImport> = {
+  apiVersion: antrea.CLUSTER_INFO_IMPORT.apiVersion,
+  kind: antrea.CLUSTER_INFO_IMPORT.kind,
+  metadata: { name: names.clusterInfoExportName('test-cluster-west'), namespace: 'kube-system' },
   spec: clusterInfo,
   status: { conditions: [condition] },
 };
 
-const labelIdentityFixture: Fixture<api.LabelIdentity> = {
-  apiVersion: api.LABEL_IDENTITY.apiVersion,
-  kind: api.LABEL_IDENTITY.kind,
+const labelIdentityFixture: Fixture<antrea.LabelIdentity> = {
+  apiVersion: antrea.LABEL_IDENTITY.apiVersion,
+  kind: antrea.LABEL_IDENTITY.kind,
   metadata: { name: '0123456789abcdef' },
   spec: { label: 'ns:kubernetes.io/metadata.name=default&pod:app=db', id: 7 },
 };
 
-const gatewayFixture: Fixture<api.Gateway> = {
-  apiVersion: api.GATEWAY.apiVersion,
-  kind: api.GATEWAY.kind,
+const gatewayFixture: Fixture<antrea.Gateway> = {
+  apiVersion: antrea.GATEWAY.apiVersion,
+  kind: antrea.GATEWAY.kind,
   metadata: { name: 'node-1', namespace: 'kube-system' },
   gatewayIP: '172.18.0.3',
   internalIP: '10.0.0.3',
@@ -545,26 +548,26 @@ const gatewayFixture: Fixture<api.Gateway> = {
   wireGuard: { publicKey: 'c2VjcmV0LXB1YmxpYy1rZXk=' },
 };
 
-const serviceImportFixture: Fixture<api.ServiceImport> = {
-  apiVersion: api.SERVICE_IMPORT.apiVersion,
-  kind: api.SERVICE_IMPORT.kind,
+const serviceImportFixture: Fixture<mcs.ServiceImport> = {
+  apiVersion: mcs.SERVICE_IMPORT.apiVersion,
+  kind: mcs.SERVICE_IMPORT.kind,
   metadata: { name: 'nginx', namespace: 'default' },
   spec: { ports: servicePorts, ips: ['10.96.20.20'], type: 'ClusterSetIP', sessionAffinity: 'None', sessionAffinityConfig, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose' },
   status: { clusters: [{ cluster: 'test-cluster-west' }] },
 };
 
-const serviceExportFixture: Fixture<api.ServiceExport> = {
-  apiVersion: api.SERVICE_EXPORT.apiVersion,
-  kind: api.SERVICE_EXPORT.kind,
+const serviceExportFixture: Fixture<mcs.ServiceExport> = {
+  apiVersion: mcs.SERVICE_EXPORT.apiVersion,
+  kind: mcs.SERVICE_EXPORT.kind,
   metadata: { name: 'nginx', namespace: 'default' },
   status: {
     conditions: [
       {
-        type: api.SERVICE_EXPORT_CONDITION_VALID,
+        type: mcs.SERVICE_EXPORT_CONDITION_VALID,
         status: 'True',
         lastTransitionTime: T0,
         message: 'The Service is exported successfully',
-        reason: api.SERVICE_EXPORT_REASON.Succeed,
+        reason: mcs.SERVICE_EXPORT_REASON.Succeed,
         observedGeneration: 1,
       },
     ],
@@ -584,7 +587,7 @@ const ANTREA_CLUSTERSET_COLUMNS: Col[] = [
 ];
 
 interface KindCase {
-  desc: api.ResourceDescriptor;
+  desc: meta.ResourceDescriptor;
   fixture: object;
   storage: boolean;
   statusSubresource: boolean;
@@ -602,7 +605,7 @@ const endpointsRequired = (prefix: string): Record<string, readonly string[]> =>
 
 const CASES: KindCase[] = [
   {
-    desc: api.CLUSTERSET,
+    desc: antrea.CLUSTERSET,
     fixture: clusterSetFixture,
     storage: true,
     statusSubresource: true,
@@ -614,18 +617,18 @@ const CASES: KindCase[] = [
       ['Last Heartbeat', 'date', '.status.clusterStatuses[0].lastHeartbeatTime'],
       AGE,
     ],
-    required: { spec: exactRequired<api.ClusterSetSpec>()('clusterID', 'leaders') },
+    required: { spec: exactRequired<antrea.ClusterSetSpec>()('clusterID', 'leaders') },
   },
   {
-    desc: api.CLUSTERSET_V1ALPHA1,
+    desc: antrea.CLUSTERSET_V1ALPHA1,
     fixture: clusterSetV1alpha1Fixture,
     storage: false,
     statusSubresource: true,
     columns: [...ANTREA_CLUSTERSET_COLUMNS, AGE],
-    required: { spec: exactRequired<api.ClusterSetSpecV1alpha1>()('leaders') },
+    required: { spec: exactRequired<antrea.ClusterSetSpecV1alpha1>()('leaders') },
   },
   {
-    desc: api.MEMBER_CLUSTER_ANNOUNCE,
+    desc: antrea.MEMBER_CLUSTER_ANNOUNCE,
     fixture: mcaFixture,
     storage: true,
     statusSubresource: false,
@@ -633,21 +636,21 @@ const CASES: KindCase[] = [
     required: {},
   },
   {
-    desc: api.RESOURCE_IMPORT,
+    desc: antrea.RESOURCE_IMPORT,
     fixture: resourceImportFixture,
     storage: true,
     statusSubresource: true,
     columns: [['Kind', 'string', '.spec.kind'], ['Namespace', 'string', '.spec.namespace'], ['Name', 'string', '.spec.name'], AGE],
     required: {
-      'spec.clusternetworkpolicy': exactRequired<api.AntreaClusterNetworkPolicySpec>()('priority'),
+      'spec.clusternetworkpolicy': exactRequired<antrea.AntreaClusterNetworkPolicySpec>()('priority'),
       ...endpointsRequired('spec.endpoints'),
-      'spec.serviceImport.spec': exactRequired<api.ResourceImportServiceImportSpec>()('ports', 'type'),
-      'spec.serviceImport.spec.ports[]': exactRequired<api.ServiceImportPort>()('port'),
-      'spec.serviceImport.status.clusters[]': exactRequired<api.ServiceImportClusterStatus>()('cluster'),
+      'spec.serviceImport.spec': exactRequired<antrea.ResourceImportServiceImportSpec>()('ports', 'type'),
+      'spec.serviceImport.spec.ports[]': exactRequired<mcs.ServiceImportPort>()('port'),
+      'spec.serviceImport.status.clusters[]': exactRequired<mcs.ServiceImportClusterStatus>()('cluster'),
     },
   },
   {
-    desc: api.RESOURCE_EXPORT,
+    desc: antrea.RESOURCE_EXPORT,
     fixture: resourceExportFixture,
     storage: true,
     statusSubresource: true,
@@ -659,13 +662,13 @@ const CASES: KindCase[] = [
       AGE,
     ],
     required: {
-      'spec.clusterNetworkPolicy': exactRequired<api.AntreaClusterNetworkPolicySpec>()('priority'),
+      'spec.clusterNetworkPolicy': exactRequired<antrea.AntreaClusterNetworkPolicySpec>()('priority'),
       ...endpointsRequired('spec.endpoints'),
       'spec.service.serviceSpec.ports[]': exactRequired<V1ServicePort>()('port'),
     },
   },
   {
-    desc: api.CLUSTER_INFO_IMPORT,
+    desc: antrea.CLUSTER_INFO_IMPORT,
     fixture: clusterInfoImportFixture,
     storage: true,
     statusSubresource: true,
@@ -673,7 +676,7 @@ const CASES: KindCase[] = [
     required: {},
   },
   {
-    desc: api.LABEL_IDENTITY,
+    desc: antrea.LABEL_IDENTITY,
     fixture: labelIdentityFixture,
     storage: true,
     statusSubresource: false,
@@ -681,7 +684,7 @@ const CASES: KindCase[] = [
     required: {},
   },
   {
-    desc: api.GATEWAY,
+    desc: antrea.GATEWAY,
     fixture: gatewayFixture,
     storage: true,
     statusSubresource: true,
@@ -689,27 +692,27 @@ const CASES: KindCase[] = [
     required: {},
   },
   {
-    desc: api.SERVICE_IMPORT,
+    desc: mcs.SERVICE_IMPORT,
     fixture: serviceImportFixture,
     storage: true,
     statusSubresource: true,
     shortNames: ['svcim'],
     columns: [['Type', 'string', '.spec.type'], ['IP', 'string', '.spec.ips'], AGE],
     required: {
-      spec: exactRequired<api.ServiceImportSpec>()('ports', 'type'),
-      'spec.ports[]': exactRequired<api.ServiceImportPort>()('port'),
-      'status.clusters[]': exactRequired<api.ServiceImportClusterStatus>()('cluster'),
+      spec: exactRequired<mcs.ServiceImportSpec>()('ports', 'type'),
+      'spec.ports[]': exactRequired<mcs.ServiceImportPort>()('port'),
+      'status.clusters[]': exactRequired<mcs.ServiceImportClusterStatus>()('cluster'),
     },
   },
   {
-    desc: api.SERVICE_EXPORT,
+    desc: mcs.SERVICE_EXPORT,
     fixture: serviceExportFixture,
     storage: true,
     statusSubresource: true,
     shortNames: ['svcex'],
     columns: [AGE],
     required: {
-      'status.conditions[]': exactRequired<api.MetaCondition>()('lastTransitionTime', 'message', 'reason', 'status', 'type'),
+      'status.conditions[]': exactRequired<meta.MetaCondition>()('lastTransitionTime', 'message', 'reason', 'status', 'type'),
     },
   },
 ];
@@ -720,7 +723,7 @@ const CASES: KindCase[] = [
 
 const crds = loadCRDs();
 
-function crdFor(desc: api.ResourceDescriptor): { file: string; crd: CRD; version: CRDVersion; schema: Schema } {
+function crdFor(desc: meta.ResourceDescriptor): { file: string; crd: CRD; version: CRDVersion; schema: Schema } {
   const name = `${desc.plural}.${desc.group}`;
   const entry = crds.get(name);
   assert.ok(entry, `no CRD named ${name} in ${CRD_DIR}`);
@@ -784,7 +787,7 @@ void describe('CRD files', () => {
   });
 });
 
-void describe('CRDs match src/common/api/types.ts', () => {
+void describe('CRDs match the types of src/common/api/', () => {
   for (const c of CASES) {
     void describe(`${c.desc.kind} ${c.desc.version}`, () => {
       void test('descriptor matches the CRD (group, kind, plural, scope, storage, subresources, shortNames)', () => {
@@ -810,8 +813,8 @@ void describe('CRDs match src/common/api/types.ts', () => {
 
       void test('fixture (every field of the TS type) validates against the schema: no TS field missing from the CRD', () => {
         const { schema } = crdFor(c.desc);
-        assert.equal((c.fixture as api.KubeObject).apiVersion, c.desc.apiVersion);
-        assert.equal((c.fixture as api.KubeObject).kind, c.desc.kind);
+        assert.equal((c.fixture as meta.KubeObject).apiVersion, c.desc.apiVersion);
+        assert.equal((c.fixture as meta.KubeObject).kind, c.desc.kind);
         const errors: string[] = [];
         validate(c.fixture, schema, '', errors);
         assert.deepEqual(errors, []);
@@ -836,7 +839,7 @@ void describe('CRDs match src/common/api/types.ts', () => {
 
 void describe('ClusterSet documentation and member-side additions', () => {
   void test('kubectl explain clusterset.spec is helpful: every spec field is described', () => {
-    const { schema } = crdFor(api.CLUSTERSET);
+    const { schema } = crdFor(antrea.CLUSTERSET);
     const spec = schema.properties?.spec;
     assert.ok(spec);
     assert.deepEqual(descriptionsMissing(spec, 'spec', []), []);
@@ -849,20 +852,20 @@ void describe('ClusterSet documentation and member-side additions', () => {
   });
 
   void test('v1alpha2 and v1alpha1 share the status schema (no conversion webhook)', () => {
-    const a = crdFor(api.CLUSTERSET).schema.properties?.status;
-    const b = crdFor(api.CLUSTERSET_V1ALPHA1).schema.properties?.status;
+    const a = crdFor(antrea.CLUSTERSET).schema.properties?.status;
+    const b = crdFor(antrea.CLUSTERSET_V1ALPHA1).schema.properties?.status;
     const strip = (s: unknown): unknown =>
       Array.isArray(s) ? s.map(strip) : isRecord(s) ? Object.fromEntries(Object.entries(s).filter(([k]) => k !== 'description').map(([k, v]) => [k, strip(v)])) : s;
     assert.deepEqual(strip(a), strip(b));
   });
 
   void test('v1alpha1 has no spec.clusterID, v1alpha2 has it', () => {
-    assert.equal(crdFor(api.CLUSTERSET_V1ALPHA1).schema.properties?.spec?.properties?.clusterID, undefined);
-    assert.ok(crdFor(api.CLUSTERSET).schema.properties?.spec?.properties?.clusterID);
+    assert.equal(crdFor(antrea.CLUSTERSET_V1ALPHA1).schema.properties?.spec?.properties?.clusterID, undefined);
+    assert.ok(crdFor(antrea.CLUSTERSET).schema.properties?.spec?.properties?.clusterID);
   });
 
   void test('validator rejects fields unknown to the schema and wrong types (self-test)', () => {
-    const { schema } = crdFor(api.CLUSTERSET);
+    const { schema } = crdFor(antrea.CLUSTERSET);
     const errors: string[] = [];
     validate({ ...clusterSetFixture, spec: { ...clusterSetFixture.spec, bogus: 1 }, status: { totalClusters: '1' } }, schema, '', errors);
     assert.deepEqual(errors, ['.spec: unknown field "bogus" (not in the CRD schema: the apiserver would prune it)', '.status.totalClusters: expected integer, got "1"']);
@@ -874,25 +877,25 @@ void describe('ClusterSet documentation and member-side additions', () => {
 
 void describe('constants and helpers', () => {
   void test('names and annotations from the wire spec', () => {
-    assert.equal(api.mcaName('test-cluster-east'), 'member-announce-from-test-cluster-east');
-    assert.equal(api.TIMESTAMP_ANNOTATION, 'touch-ts');
-    assert.equal(api.antreaMCName('nginx'), 'antrea-mc-nginx');
-    assert.equal(api.IMPORTED_SERVICE_ANNOTATION, 'multicluster.antrea.io/imported-service');
-    assert.equal(api.IMPORTED_ACNP_ANNOTATION, 'multicluster.antrea.io/imported-acnp');
-    assert.equal(api.CLUSTER_ID_ANNOTATION, 'multicluster.antrea.io/cluster-id');
-    assert.equal(api.resourceImportName('default', 'nginx', 'Service'), 'default-nginx-service');
-    assert.equal(api.resourceImportName('', 'deny-all', 'AntreaClusterNetworkPolicy'), 'deny-all-antreaclusternetworkpolicy');
-    assert.equal(api.resourceExportName('east', 'default', 'nginx', 'Endpoints'), 'east-default-nginx-endpoints');
-    assert.equal(api.clusterInfoExportName('east'), 'east-clusterinfo');
-    assert.deepEqual(Object.values(api.RESOURCE_IMPORT_KIND).sort(), [
+    assert.equal(names.mcaName('test-cluster-east'), 'member-announce-from-test-cluster-east');
+    assert.equal(names.TIMESTAMP_ANNOTATION, 'touch-ts');
+    assert.equal(names.antreaMCName('nginx'), 'antrea-mc-nginx');
+    assert.equal(names.IMPORTED_SERVICE_ANNOTATION, 'multicluster.antrea.io/imported-service');
+    assert.equal(names.IMPORTED_ACNP_ANNOTATION, 'multicluster.antrea.io/imported-acnp');
+    assert.equal(names.CLUSTER_ID_ANNOTATION, 'multicluster.antrea.io/cluster-id');
+    assert.equal(names.resourceImportName('default', 'nginx', 'Service'), 'default-nginx-service');
+    assert.equal(names.resourceImportName('', 'deny-all', 'AntreaClusterNetworkPolicy'), 'deny-all-antreaclusternetworkpolicy');
+    assert.equal(names.resourceExportName('east', 'default', 'nginx', 'Endpoints'), 'east-default-nginx-endpoints');
+    assert.equal(names.clusterInfoExportName('east'), 'east-clusterinfo');
+    assert.deepEqual(Object.values(antrea.RESOURCE_IMPORT_KIND).sort(), [
       'AntreaClusterNetworkPolicy',
       'ClusterInfo',
       'Endpoints',
       'LabelIdentity',
       'ServiceImport',
     ]);
-    assert.ok(api.isResourceImportKind('ServiceImport'));
-    assert.ok(!api.isResourceImportKind('ExternalEntity'));
-    assert.ok(api.isConditionStatus('Unknown') && !api.isConditionStatus('true'));
+    assert.ok(antrea.isResourceImportKind('ServiceImport'));
+    assert.ok(!antrea.isResourceImportKind('ExternalEntity'));
+    assert.ok(meta.isConditionStatus('Unknown') && !meta.isConditionStatus('true'));
   });
 });

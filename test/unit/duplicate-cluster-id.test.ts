@@ -4,7 +4,8 @@
 // the leader once, takes over after the window and never deletes the holder's objects on leave.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { CLUSTER_UID_ANNOTATION, HOLDER_CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION, type MemberClusterAnnounce } from '../../src/common/api/types.js';
+import type { MemberClusterAnnounce } from '../../src/common/api/antrea.js';
+import { CLUSTER_UID_ANNOTATION, HOLDER_CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION } from '../../src/common/api/names.js';
 import { AnnounceHeldElsewhereError, AnnounceWriter } from '../../src/announce/announce-writer.js';
 import { clusterIdentity } from '../../src/announce/cluster-identity.js';
 import { duplicateMessage, judgeHolder, shouldReportDuplicate, takeoverWindowMs } from '../../src/announce/holder.js';

@@ -2,7 +2,8 @@
 // write per change of that aggregate however often the exporters report.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MetaCondition, ServiceExport, ServiceExportStatus } from '../../src/common/api/types.js';
+import type { MetaCondition } from '../../src/common/api/meta.js';
+import type { ServiceExport, ServiceExportStatus } from '../../src/common/api/mcs.js';
 import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/exporter/status-writer.js';
 
 const valid = { type: 'Valid', status: 'True', reason: 'Succeed', message: 'the ServiceExport is valid' } as const;

@@ -4,7 +4,9 @@
 // the ClusterInfo export of the Gateway.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { Gateway, MetaCondition, ResourceExport, ServiceExport, ServiceExportStatus } from '../../src/common/api/types.js';
+import type { MetaCondition } from '../../src/common/api/meta.js';
+import type { ServiceExport, ServiceExportStatus } from '../../src/common/api/mcs.js';
+import type { Gateway, ResourceExport } from '../../src/common/api/antrea.js';
 import type { ExportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
 import { clusterInfoExport } from '../../src/exporter/clusterinfo-export.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ResourceImport } from '../../src/common/api/types.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor, type SiblingLookup, type Verdict } from '../../src/importer/groups.js';
 import type { ImportOwner } from '../../src/importer/ownership.js';
 import { rejectionOf, type Rejection } from '../../src/importer/policy.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ResourceImport } from '../../src/common/api/types.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import {
   AGENT_SELECTOR,
   clusterSetSelector,

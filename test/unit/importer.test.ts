@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ResourceImport, ResourceImportList } from '../../src/common/api/types.js';
+import type { ResourceImport, ResourceImportList } from '../../src/common/api/antrea.js';
 import type { LeaderApi } from '../../src/commonarea/leader-api.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';

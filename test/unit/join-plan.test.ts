@@ -2,7 +2,7 @@
 // values, and nothing is planned for creation once anything is refused.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClusterSet } from '../../src/common/api/types.js';
+import type { ClusterSet } from '../../src/common/api/antrea.js';
 import { memberClusterSetManifest, planJoin, tokenSubject, type JoinRequest, type LeaderState, type MemberState } from '../../src/cli/join/plan.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport } from '../../src/common/api/types.js';
+import type { ResourceExport } from '../../src/common/api/antrea.js';
+import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER } from '../../src/common/api/names.js';
 import {
   dependentImportKeys, hasLeaderFinalizer, importKeyOf, planImport, withoutLeaderFinalizers,
 } from '../../src/leader/aggregate.js';

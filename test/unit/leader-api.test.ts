@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import type { MemberClusterAnnounce, ResourceExport } from '../../src/common/api/types.js';
+import type { MemberClusterAnnounce, ResourceExport } from '../../src/common/api/antrea.js';
 import { createLeaderApi, type LeaderApi } from '../../src/commonarea/leader-api.js';
 import { isNotFound } from '../../src/common/kube/errors.js';
 import { ApiError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';

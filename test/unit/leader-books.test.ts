@@ -2,7 +2,7 @@
 // a sweep removes), announce handling, ClusterInfo checks, beat periods and flaps.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../src/common/api/types.js';
+import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../src/common/api/antrea.js';
 import { decideAnnounce, lastSignOfLife } from '../../src/leader/announce-plan.js';
 import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/beats.js';
 import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/books.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/types.js';
+import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import { DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage } from '../../src/leader/duplicates.js';
 import { leaderClusterSetStatus } from '../../src/leader/liveness.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/types.js';
+import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/liveness.js';
 import { memberIdsData } from '../../src/leader/member-ids.js';
 

@@ -2,7 +2,8 @@
 // from objects as the agent and the leader controller write them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport, ServiceExport } from '../../src/common/api/types.js';
+import type { ServiceExport } from '../../src/common/api/mcs.js';
+import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../../src/common/api/antrea.js';
 import { exitCodeOf, foldWarnings, leaderReport, memberReport, tokenExpiry, type MemberInput } from '../../src/cli/report/model.js';
 import { renderReports } from '../../src/cli/report/render.js';
 

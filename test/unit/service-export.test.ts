@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1EndpointSlice, V1Service, V1ServiceSpec } from '@kubernetes/client-node';
-import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER, type ResourceExport, type ServiceExport } from '../../src/common/api/types.js';
+import type { ServiceExport } from '../../src/common/api/mcs.js';
+import type { ResourceExport } from '../../src/common/api/antrea.js';
+import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER } from '../../src/common/api/names.js';
 import {
   compareIPs,
   endpointSliceCacheEntry,

@@ -11,15 +11,8 @@
 // invalidates every token issued for it.
 import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, VersionApi } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import {
-  CLUSTER_ID_ANNOTATION,
-  CLUSTERSET,
-  LEADER_SECRET_CA_KEY,
-  LEADER_SECRET_TOKEN_KEY,
-  MEMBER_CLUSTER_ANNOUNCE,
-  mcaName,
-  type ClusterSet,
-} from '../../common/api/types.js';
+import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
+import { CLUSTER_ID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName } from '../../common/api/names.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
 import { MEMBER_ROLE_NAME } from '../../leader/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';

@@ -3,13 +3,8 @@
 //
 // Every contradiction is found before anything is written, and each is said with the object,
 // the field, what it holds and what join would need, so the user can fix the one that is wrong.
-import {
-  CLUSTERSET,
-  DEFAULT_LEADER_NAMESPACE,
-  LEADER_SECRET_CA_KEY,
-  LEADER_SECRET_TOKEN_KEY,
-  type ClusterSet,
-} from '../../common/api/types.js';
+import { CLUSTERSET, type ClusterSet } from '../../common/api/antrea.js';
+import { DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../../common/api/names.js';
 import { leaderTarget } from '../../clusterset/spec.js';
 
 export interface JoinRequest {

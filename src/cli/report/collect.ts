@@ -3,22 +3,19 @@
 // kubeconfig that may read those kinds can run it (never a token printed: only the `exp`
 // claim of a member's token is read, in model.ts).
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeList, KubeObject, ResourceDescriptor } from '../../common/api/meta.js';
+import { SERVICE_EXPORT, type ServiceExport } from '../../common/api/mcs.js';
 import {
   CLUSTERSET,
-  LEADER_SECRET_TOKEN_KEY,
   MEMBER_CLUSTER_ANNOUNCE,
   RESOURCE_EXPORT,
   RESOURCE_IMPORT,
-  SERVICE_EXPORT,
   type ClusterSet,
-  type KubeList,
-  type KubeObject,
   type MemberClusterAnnounce,
-  type ResourceDescriptor,
   type ResourceExport,
   type ResourceImport,
-  type ServiceExport,
-} from '../../common/api/types.js';
+} from '../../common/api/antrea.js';
+import { LEADER_SECRET_TOKEN_KEY } from '../../common/api/names.js';
 import { describeError, httpStatus } from '../../common/kube/errors.js';
 import { isMemberClusterSet, leaderReport, memberReport, type ClusterSetReport, type EventInput, type MemberInput } from './model.js';
 

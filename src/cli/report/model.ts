@@ -4,18 +4,16 @@
 //
 // A ClusterSet whose leader entry names a server is a member's view of a leader; one without
 // is a leader's own copy (Antrea's convention, antrea-wire.md §1). A cluster may hold both.
+import type { Condition, MetaCondition } from '../../common/api/meta.js';
+import type { ServiceExport } from '../../common/api/mcs.js';
 import {
   CONDITION_TYPE,
-  RE_LABEL_SOURCE_CLUSTER_ID,
-  TIMESTAMP_ANNOTATION,
   type ClusterSet,
-  type Condition,
   type MemberClusterAnnounce,
-  type MetaCondition,
   type ResourceExport,
   type ResourceImport,
-  type ServiceExport,
-} from '../../common/api/types.js';
+} from '../../common/api/antrea.js';
+import { RE_LABEL_SOURCE_CLUSTER_ID, TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
 import { lastBeatOf } from '../../leader/liveness.js';
 
 /** A condition as shown: what it says and since when. */

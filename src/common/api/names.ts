@@ -1,5 +1,16 @@
-// Kubernetes object names, with the API server's exact rules (apimachinery's IsDNS1123Label and
-// IsDNS1123Subdomain). The one place these checks live.
+/**
+ * Every name of the wire in one place: the rules a name must follow (the API server's
+ * DNS-1123 checks, the cluster-ID grammar), namespaces, annotations, labels, finalizers, Secret
+ * keys, and the functions that derive object names (`member-announce-from-<id>`,
+ * `antrea-mc-<name>`, ResourceImport and ResourceExport names). Antrea's names are
+ * load-bearing: its controllers find objects by them (`../shared/spec/antrea-wire.md`).
+ */
+import type { RESOURCE_EXPORT_KIND } from './antrea.js';
+
+// ---------------------------------------------------------------------------------------
+// Name rules: Kubernetes object names, with the API server's exact rules (apimachinery's
+// IsDNS1123Label and IsDNS1123Subdomain), and the cluster-ID grammar
+// ---------------------------------------------------------------------------------------
 
 export const DNS_LABEL_MAX_LENGTH = 63;
 export const DNS_SUBDOMAIN_MAX_LENGTH = 253;
@@ -41,4 +52,118 @@ export function clusterIdProblem(value: unknown): string | undefined {
 /** Whether two cluster IDs form a dash-prefix pair (`east`, `east-1`): their export names can collide. */
 export function dashPrefixPair(a: string, b: string): boolean {
   return a !== b && (a.startsWith(`${b}-`) || b.startsWith(`${a}-`));
+}
+
+// ---------------------------------------------------------------------------------------
+// Names, annotations, labels, finalizers
+// ---------------------------------------------------------------------------------------
+
+/** Default leader Namespace (holds the leader's ClusterSet, MCAs, REs, RIs). */
+export const DEFAULT_LEADER_NAMESPACE = 'antrea-multicluster';
+/** Default member Namespace (Antrea's member controller runs in kube-system). */
+export const DEFAULT_MEMBER_NAMESPACE = 'kube-system';
+
+/** MCA heartbeat annotation (RFC 3339 time), key `touch-ts`. Must change on every heartbeat write. */
+export const TIMESTAMP_ANNOTATION = 'touch-ts';
+/** Name prefix of a MemberClusterAnnounce: `member-announce-from-<memberClusterID>`. */
+export const MEMBER_ANNOUNCE_PREFIX = 'member-announce-from-';
+/** Finalizer prefix the leader adds to MCAs: `memberclusterannounce.finalizer.antrea.io/<clusterID>`. */
+export const MEMBER_ANNOUNCE_FINALIZER_PREFIX = 'memberclusterannounce.finalizer.antrea.io/';
+
+/** Name prefix of objects created locally from imports (`antrea-mc-<name>`); load-bearing for Antrea. */
+export const ANTREA_MC_PREFIX = 'antrea-mc-';
+/** Annotation (value {@link ANNOTATION_TRUE}) on imported Services/Endpoints `antrea-mc-<svc>`. */
+export const IMPORTED_SERVICE_ANNOTATION = 'multicluster.antrea.io/imported-service';
+/** Annotation (value {@link ANNOTATION_TRUE}) on imported Antrea ClusterNetworkPolicies `antrea-mc-<name>`. */
+export const IMPORTED_ACNP_ANNOTATION = 'multicluster.antrea.io/imported-acnp';
+export const ANNOTATION_TRUE = 'true';
+/**
+ * On an Endpoints ResourceImport written by this project's leader: which exporting cluster each
+ * run of `spec.endpoints.subsets` came from, in order, as `<clusterID>=<count>,...` (e.g.
+ * `east=1,west=2`: the first subset is east's, the next two west's). Members use it to label
+ * the EndpointSlices they derive (KEP-1645 `multicluster.kubernetes.io/source-cluster`);
+ * Antrea's member ignores it, Antrea's leader never writes it.
+ */
+export const ENDPOINT_SOURCES_ANNOTATION = 'multicluster.clusterset-agent.io/endpoint-sources';
+
+/**
+ * On a MemberClusterAnnounce written by this project's member: which Kubernetes cluster wrote it
+ * (the UID of that cluster's `kube-system` Namespace, which lives as long as the cluster). Two
+ * clusters configured with one cluster ID share the announce's name; this tells them apart.
+ * Antrea's leader and member ignore it. Also on the `DuplicateClusterID` Event a member records.
+ */
+export const CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/cluster-uid';
+/** On a `DuplicateClusterID` Event: the identity ({@link CLUSTER_UID_ANNOTATION}) of the cluster that holds the announce. */
+export const HOLDER_CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/holder-cluster-uid';
+/** Reason of the member's Ready condition, and of the Events member and leader record, for two clusters with one cluster ID. */
+export const DUPLICATE_CLUSTER_ID_REASON = 'DuplicateClusterID';
+
+/** Annotation on the member's ServiceAccount in the leader Namespace binding it to a cluster ID (leaders ≥ v2.7). */
+export const CLUSTER_ID_ANNOTATION = 'multicluster.antrea.io/cluster-id';
+/** Annotation set by antctl on ServiceAccounts it created (value "true"). */
+export const CREATED_BY_ANTCTL_ANNOTATION = 'multicluster.antrea.io/created-by-antctl';
+
+/** Node annotation marking a Multi-cluster Gateway Node. */
+export const GATEWAY_ANNOTATION = 'multicluster.antrea.io/gateway';
+/** Node annotation overriding the Gateway IP. */
+export const GATEWAY_IP_ANNOTATION = 'multicluster.antrea.io/gateway-ip';
+
+/** Keys of the leader-access Secret named by `spec.leaders[0].secret`. */
+export const LEADER_SECRET_CA_KEY = 'ca.crt';
+export const LEADER_SECRET_TOKEN_KEY = 'token';
+
+/** Labels on ResourceExports; the leader relies on them (≥ v2.7 validates them). */
+export const RE_LABEL_SOURCE_NAME = 'sourceName';
+export const RE_LABEL_SOURCE_NAMESPACE = 'sourceNamespace';
+export const RE_LABEL_SOURCE_CLUSTER_ID = 'sourceClusterID';
+export const RE_LABEL_SOURCE_KIND = 'sourceKind';
+/** Finalizer a member puts on Service/Endpoints/ClusterInfo ResourceExports at create time. */
+export const RESOURCE_EXPORT_FINALIZER = 'resourceexport.antrea.io/finalizer';
+/** Legacy ResourceExport finalizer, still honoured by leaders. */
+export const RESOURCE_EXPORT_LEGACY_FINALIZER = 'resourceexport.finalizers.antrea.io';
+
+/** ClusterClaim names (legacy). */
+export const CLUSTER_CLAIM_ID = 'id.k8s.io';
+export const CLUSTER_CLAIM_CLUSTERSET = 'clusterset.k8s.io';
+
+// ---------------------------------------------------------------------------------------
+// Name helpers
+// ---------------------------------------------------------------------------------------
+
+/** Name of the MemberClusterAnnounce of a member: `member-announce-from-<clusterID>`. */
+export function mcaName(clusterID: string): string {
+  return `${MEMBER_ANNOUNCE_PREFIX}${clusterID}`;
+}
+
+/** Name of a locally created imported object (Service, Endpoints, ACNP): `antrea-mc-<name>`. */
+export function antreaMCName(name: string): string {
+  return `${ANTREA_MC_PREFIX}${name}`;
+}
+
+/**
+ * Name of the ResourceImport the leader derives from a ResourceExport
+ * (`GetResourceImportName`): `<namespace>-<name>-<lower(reKind)>`, or `<name>-<lower(reKind)>`
+ * when the namespace is empty. E.g. Service RE `default/nginx` ⇒ RI `default-nginx-service`.
+ */
+export function resourceImportName(namespace: string, name: string, exportKind: string): string {
+  const suffix = `${name}-${exportKind.toLowerCase()}`;
+  return namespace === '' ? suffix : `${namespace}-${suffix}`;
+}
+
+/**
+ * Name of a Service/Endpoints ResourceExport written by a member:
+ * `<clusterID>-<namespace>-<name>-<service|endpoints>`.
+ */
+export function resourceExportName(
+  clusterID: string,
+  namespace: string,
+  name: string,
+  kind: typeof RESOURCE_EXPORT_KIND.Service | typeof RESOURCE_EXPORT_KIND.Endpoints,
+): string {
+  return `${clusterID}-${namespace}-${name}-${kind.toLowerCase()}`;
+}
+
+/** Name of a member's ClusterInfo ResourceExport (and of the derived RI / ClusterInfoImport): `<clusterID>-clusterinfo`. */
+export function clusterInfoExportName(clusterID: string): string {
+  return `${clusterID}-clusterinfo`;
 }

@@ -4,7 +4,7 @@
 // ResourceExports live in `resourceExports`; a delete removes one at once (finalizers are
 // not simulated) and is recorded in `exportDeletes`.
 import { ApiException } from '@kubernetes/client-node';
-import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/types.js';
+import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/antrea.js';
 import type { LeaderApi, LeaderEvent } from '../../../src/commonarea/leader-api.js';
 import type { WatchLike } from '../../../src/common/kube/informer.js';
 

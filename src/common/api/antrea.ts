@@ -1,50 +1,24 @@
 /**
- * Wire types and constants for the Antrea Multi-cluster CRDs (`multicluster.crd.antrea.io`)
- * and the MCS API (`multicluster.x-k8s.io`) as used by the member agent.
+ * Wire types of the Antrea Multi-cluster CRDs (`multicluster.crd.antrea.io`): ClusterSet,
+ * MemberClusterAnnounce, ResourceExport, ResourceImport and the member-side import targets,
+ * byte-compatible with Antrea v2.7 (`../shared/spec/antrea-wire.md`). Names, annotations,
+ * labels and finalizers of the wire are in `names.ts`.
  *
- * This is the single source of TypeScript types for these kinds. The CRD schemas live in
- * `charts/clusterset-agent/crds/`; `test/unit/crd-types.test.ts` fails when the two drift.
+ * The CRD schemas live in `charts/clusterset-agent/crds/`; `test/unit/crd-types.test.ts` fails
+ * when the two drift.
  *
  * Conventions:
  * - Antrea's Go types use `omitempty` almost everywhere, so zero values (0, "", empty list,
  *   empty struct) are absent on the wire: such fields are optional here.
  * - Timestamps in these payloads (conditions, heartbeat) are RFC 3339 strings.
- * - `metadata` has the shape of client-node's V1ObjectMeta so that the kinds satisfy client-node's
- *   `KubernetesObject` (informers, Watch). Beware: objects fetched through CustomObjectsApi
- *   are plain JSON, so `metadata.creationTimestamp`/`deletionTimestamp` are really strings
- *   there despite the `Date` type.
  * - Mind the inconsistent JSON keys between ResourceImport and ResourceExport
  *   (`clusterID` array vs string, `clusterinfo` vs `clusterInfo`, ...): they are the wire format.
  */
-import type {
-  CoreV1EndpointPort,
-  KubernetesListObject,
-  V1EndpointAddress,
-  V1EndpointSubset,
-  V1ObjectMeta,
-  V1ObjectReference,
-  V1ServicePort,
-} from '@kubernetes/client-node';
-
-// ---------------------------------------------------------------------------------------
-// Groups, versions, resources
-// ---------------------------------------------------------------------------------------
+import type { Condition, CoreServicePort, EndpointSubset, KubeList, KubeObject, ResourceDescriptor } from './meta.js';
+import type { ServiceImportSpec, ServiceImportStatus } from './mcs.js';
 
 /** API group of the Antrea Multi-cluster CRDs. */
 export const ANTREA_MC_GROUP = 'multicluster.crd.antrea.io';
-/** API group of the Kubernetes Multi-Cluster Services API. */
-export const MCS_GROUP = 'multicluster.x-k8s.io';
-
-/** Identifies a served resource: enough to build REST paths and `apiVersion`/`kind`. */
-export interface ResourceDescriptor {
-  readonly group: string;
-  readonly version: string;
-  readonly plural: string;
-  readonly kind: string;
-  /** `<group>/<version>` */
-  readonly apiVersion: string;
-  readonly namespaced: boolean;
-}
 
 export const CLUSTERSET = {
   group: ANTREA_MC_GROUP,
@@ -136,96 +110,6 @@ export const CLUSTER_CLAIM = {
   namespaced: true,
 } as const satisfies ResourceDescriptor;
 
-export const SERVICE_IMPORT = {
-  group: MCS_GROUP,
-  version: 'v1alpha1',
-  plural: 'serviceimports',
-  kind: 'ServiceImport',
-  apiVersion: 'multicluster.x-k8s.io/v1alpha1',
-  namespaced: true,
-} as const satisfies ResourceDescriptor;
-
-export const SERVICE_EXPORT = {
-  group: MCS_GROUP,
-  version: 'v1alpha1',
-  plural: 'serviceexports',
-  kind: 'ServiceExport',
-  apiVersion: 'multicluster.x-k8s.io/v1alpha1',
-  namespaced: true,
-} as const satisfies ResourceDescriptor;
-
-// ---------------------------------------------------------------------------------------
-// Names, annotations, labels, finalizers
-// ---------------------------------------------------------------------------------------
-
-/** Default leader Namespace (holds the leader's ClusterSet, MCAs, REs, RIs). */
-export const DEFAULT_LEADER_NAMESPACE = 'antrea-multicluster';
-/** Default member Namespace (Antrea's member controller runs in kube-system). */
-export const DEFAULT_MEMBER_NAMESPACE = 'kube-system';
-
-/** MCA heartbeat annotation (RFC 3339 time), key `touch-ts`. Must change on every heartbeat write. */
-export const TIMESTAMP_ANNOTATION = 'touch-ts';
-/** Name prefix of a MemberClusterAnnounce: `member-announce-from-<memberClusterID>`. */
-export const MEMBER_ANNOUNCE_PREFIX = 'member-announce-from-';
-/** Finalizer prefix the leader adds to MCAs: `memberclusterannounce.finalizer.antrea.io/<clusterID>`. */
-export const MEMBER_ANNOUNCE_FINALIZER_PREFIX = 'memberclusterannounce.finalizer.antrea.io/';
-
-/** Name prefix of objects created locally from imports (`antrea-mc-<name>`); load-bearing for Antrea. */
-export const ANTREA_MC_PREFIX = 'antrea-mc-';
-/** Annotation (value {@link ANNOTATION_TRUE}) on imported Services/Endpoints `antrea-mc-<svc>`. */
-export const IMPORTED_SERVICE_ANNOTATION = 'multicluster.antrea.io/imported-service';
-/** Annotation (value {@link ANNOTATION_TRUE}) on imported Antrea ClusterNetworkPolicies `antrea-mc-<name>`. */
-export const IMPORTED_ACNP_ANNOTATION = 'multicluster.antrea.io/imported-acnp';
-export const ANNOTATION_TRUE = 'true';
-/**
- * On an Endpoints ResourceImport written by this project's leader: which exporting cluster each
- * run of `spec.endpoints.subsets` came from, in order, as `<clusterID>=<count>,...` (e.g.
- * `east=1,west=2`: the first subset is east's, the next two west's). Members use it to label
- * the EndpointSlices they derive (KEP-1645 `multicluster.kubernetes.io/source-cluster`);
- * Antrea's member ignores it, Antrea's leader never writes it.
- */
-export const ENDPOINT_SOURCES_ANNOTATION = 'multicluster.clusterset-agent.io/endpoint-sources';
-
-/**
- * On a MemberClusterAnnounce written by this project's member: which Kubernetes cluster wrote it
- * (the UID of that cluster's `kube-system` Namespace, which lives as long as the cluster). Two
- * clusters configured with one cluster ID share the announce's name; this tells them apart.
- * Antrea's leader and member ignore it. Also on the `DuplicateClusterID` Event a member records.
- */
-export const CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/cluster-uid';
-/** On a `DuplicateClusterID` Event: the identity ({@link CLUSTER_UID_ANNOTATION}) of the cluster that holds the announce. */
-export const HOLDER_CLUSTER_UID_ANNOTATION = 'multicluster.clusterset-agent.io/holder-cluster-uid';
-/** Reason of the member's Ready condition, and of the Events member and leader record, for two clusters with one cluster ID. */
-export const DUPLICATE_CLUSTER_ID_REASON = 'DuplicateClusterID';
-
-/** Annotation on the member's ServiceAccount in the leader Namespace binding it to a cluster ID (leaders ≥ v2.7). */
-export const CLUSTER_ID_ANNOTATION = 'multicluster.antrea.io/cluster-id';
-/** Annotation set by antctl on ServiceAccounts it created (value "true"). */
-export const CREATED_BY_ANTCTL_ANNOTATION = 'multicluster.antrea.io/created-by-antctl';
-
-/** Node annotation marking a Multi-cluster Gateway Node. */
-export const GATEWAY_ANNOTATION = 'multicluster.antrea.io/gateway';
-/** Node annotation overriding the Gateway IP. */
-export const GATEWAY_IP_ANNOTATION = 'multicluster.antrea.io/gateway-ip';
-
-/** Keys of the leader-access Secret named by `spec.leaders[0].secret`. */
-export const LEADER_SECRET_CA_KEY = 'ca.crt';
-export const LEADER_SECRET_TOKEN_KEY = 'token';
-
-/** Labels on ResourceExports; the leader relies on them (≥ v2.7 validates them). */
-export const RE_LABEL_SOURCE_NAME = 'sourceName';
-export const RE_LABEL_SOURCE_NAMESPACE = 'sourceNamespace';
-export const RE_LABEL_SOURCE_CLUSTER_ID = 'sourceClusterID';
-export const RE_LABEL_SOURCE_KIND = 'sourceKind';
-/** Finalizer a member puts on Service/Endpoints/ClusterInfo ResourceExports at create time. */
-export const RESOURCE_EXPORT_FINALIZER = 'resourceexport.antrea.io/finalizer';
-/** Legacy ResourceExport finalizer, still honoured by leaders. */
-export const RESOURCE_EXPORT_LEGACY_FINALIZER = 'resourceexport.finalizers.antrea.io';
-
-/** ClusterClaim names (legacy). */
-export const CLUSTER_CLAIM_ID = 'id.k8s.io';
-export const CLUSTER_CLAIM_CLUSTERSET = 'clusterset.k8s.io';
-
 /** `spec.kind` values of ResourceImports. */
 export const RESOURCE_IMPORT_KIND = {
   ServiceImport: 'ServiceImport',
@@ -254,12 +138,6 @@ export function isResourceImportKind(kind: unknown): kind is ResourceImportKind 
 // Conditions
 // ---------------------------------------------------------------------------------------
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-export function isConditionStatus(value: unknown): value is ConditionStatus {
-  return value === 'True' || value === 'False' || value === 'Unknown';
-}
-
 /** ClusterSet / ClusterStatus condition types. `ClusterConnected` is declared by Antrea but never produced. */
 export const CONDITION_TYPE = {
   Ready: 'Ready',
@@ -270,63 +148,6 @@ export type ClusterConditionType = (typeof CONDITION_TYPE)[keyof typeof CONDITIO
 
 /** Reason of ClusterStatus `Ready=False` after a failed heartbeat. */
 export const REASON_DISCONNECTED = 'Disconnected';
-
-/**
- * Antrea-style condition (ClusterSetCondition, ClusterCondition, ResourceCondition,
- * ResourceImportCondition, ResourceExportCondition): every field omitempty on the wire.
- */
-export interface Condition<T extends string = string> {
-  type?: T;
-  status?: ConditionStatus;
-  /** RFC 3339. */
-  lastTransitionTime?: string;
-  message?: string;
-  reason?: string;
-}
-
-/** metav1.Condition (used by ServiceExport): all but observedGeneration are required. */
-export interface MetaCondition {
-  type: string;
-  status: ConditionStatus;
-  /** RFC 3339. */
-  lastTransitionTime: string;
-  /** May be empty. */
-  message: string;
-  /** CamelCase, non-empty. */
-  reason: string;
-  observedGeneration?: number;
-}
-
-/** ServiceExport condition type written by Antrea, and its reasons. */
-export const SERVICE_EXPORT_CONDITION_VALID = 'Valid';
-export const SERVICE_EXPORT_REASON = {
-  ServiceNotFound: 'ServiceNotFound',
-  ServiceTypeNotSupported: 'ServiceTypeNotSupported',
-  ServiceNoClusterIP: 'ServiceNoClusterIP',
-  ServiceWithoutEndpoints: 'ServiceWithoutEndpoints',
-  ImportedService: 'ImportedService',
-  Succeed: 'Succeed',
-} as const;
-
-// ---------------------------------------------------------------------------------------
-// Object envelope
-// ---------------------------------------------------------------------------------------
-
-/**
- * client-node's ObjectMeta as a plain object type (same fields, but not the class, so object
- * literals are fine). See the note on timestamps at the top of this file.
- */
-export type ObjectMeta = Pick<V1ObjectMeta, keyof V1ObjectMeta>;
-
-/** `{apiVersion?, kind?, metadata?}`; assignable to client-node's `KubernetesObject`. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-}
-
-/** A list response (`<Kind>List`): `{apiVersion?, kind?, metadata?: {resourceVersion, continue}, items}`. */
-export type KubeList<T extends KubeObject> = KubernetesListObject<T>;
 
 // ---------------------------------------------------------------------------------------
 // ClusterSet (member cluster; the leader holds its own copy)
@@ -437,14 +258,6 @@ export interface ClusterInfo {
   wireGuard?: WireGuardInfo;
 }
 
-/** core/v1 types used verbatim in RI/RE payloads. */
-export type EndpointSubset = V1EndpointSubset;
-export type EndpointAddress = V1EndpointAddress;
-export type EndpointPort = CoreV1EndpointPort;
-export type ObjectReference = V1ObjectReference;
-/** core/v1 ServicePort (`targetPort` is int-or-string). */
-export type CoreServicePort = V1ServicePort;
-
 export interface EndpointsPayload {
   subsets?: EndpointSubset[];
 }
@@ -483,62 +296,6 @@ export interface ExternalEntitySpec {
 export interface RawPayload {
   /** base64. */
   data?: string;
-}
-
-// ---------------------------------------------------------------------------------------
-// MCS API: ServiceImport / ServiceExport
-// ---------------------------------------------------------------------------------------
-
-export type ServiceImportType = 'ClusterSetIP' | 'Headless';
-
-export interface ServiceImportPort {
-  name?: string;
-  protocol?: string;
-  appProtocol?: string;
-  port: number;
-}
-
-export interface ClientIPConfig {
-  timeoutSeconds?: number;
-}
-
-export interface SessionAffinityConfig {
-  clientIP?: ClientIPConfig;
-}
-
-export interface ServiceImportSpec {
-  ports: ServiceImportPort[];
-  /** At most one VIP (member CRD). */
-  ips?: string[];
-  type: ServiceImportType;
-  sessionAffinity?: string;
-  sessionAffinityConfig?: SessionAffinityConfig;
-  /** mcs-api v0.4.1 (KEP-1645 "Internal Traffic Policy"): carried over from the exported Service. */
-  internalTrafficPolicy?: string;
-  /** mcs-api v0.4.1 (KEP-1645 "Traffic Distribution"): carried over from the exported Service. */
-  trafficDistribution?: string;
-}
-
-export interface ServiceImportClusterStatus {
-  cluster: string;
-}
-
-export interface ServiceImportStatus {
-  clusters?: ServiceImportClusterStatus[];
-}
-
-export interface ServiceImport extends KubeObject {
-  spec?: ServiceImportSpec;
-  status?: ServiceImportStatus;
-}
-
-export interface ServiceExportStatus {
-  conditions?: MetaCondition[];
-}
-
-/** No spec. */
-export interface ServiceExport extends KubeObject {
-  status?: ServiceExportStatus;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -695,48 +452,6 @@ export interface Gateway extends KubeObject {
 }
 
 // ---------------------------------------------------------------------------------------
-// Name helpers
-// ---------------------------------------------------------------------------------------
-
-/** Name of the MemberClusterAnnounce of a member: `member-announce-from-<clusterID>`. */
-export function mcaName(clusterID: string): string {
-  return `${MEMBER_ANNOUNCE_PREFIX}${clusterID}`;
-}
-
-/** Name of a locally created imported object (Service, Endpoints, ACNP): `antrea-mc-<name>`. */
-export function antreaMCName(name: string): string {
-  return `${ANTREA_MC_PREFIX}${name}`;
-}
-
-/**
- * Name of the ResourceImport the leader derives from a ResourceExport
- * (`GetResourceImportName`): `<namespace>-<name>-<lower(reKind)>`, or `<name>-<lower(reKind)>`
- * when the namespace is empty. E.g. Service RE `default/nginx` ⇒ RI `default-nginx-service`.
- */
-export function resourceImportName(namespace: string, name: string, exportKind: string): string {
-  const suffix = `${name}-${exportKind.toLowerCase()}`;
-  return namespace === '' ? suffix : `${namespace}-${suffix}`;
-}
-
-/**
- * Name of a Service/Endpoints ResourceExport written by a member:
- * `<clusterID>-<namespace>-<name>-<service|endpoints>`.
- */
-export function resourceExportName(
-  clusterID: string,
-  namespace: string,
-  name: string,
-  kind: typeof RESOURCE_EXPORT_KIND.Service | typeof RESOURCE_EXPORT_KIND.Endpoints,
-): string {
-  return `${clusterID}-${namespace}-${name}-${kind.toLowerCase()}`;
-}
-
-/** Name of a member's ClusterInfo ResourceExport (and of the derived RI / ClusterInfoImport): `<clusterID>-clusterinfo`. */
-export function clusterInfoExportName(clusterID: string): string {
-  return `${clusterID}-clusterinfo`;
-}
-
-// ---------------------------------------------------------------------------------------
 // List types
 // ---------------------------------------------------------------------------------------
 
@@ -749,5 +464,3 @@ export type ResourceExportList = KubeList<ResourceExport>;
 export type ClusterInfoImportList = KubeList<ClusterInfoImport>;
 export type LabelIdentityList = KubeList<LabelIdentity>;
 export type GatewayList = KubeList<Gateway>;
-export type ServiceImportList = KubeList<ServiceImport>;
-export type ServiceExportList = KubeList<ServiceExport>;
