@@ -11,9 +11,8 @@
 // Messages name the ResourceImport, the rule and the offending value, shortened: they end up
 // in Events and logs, and a hostile payload must not be echoed into them.
 import { isIP } from 'node:net';
-import { isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
+import { ENDPOINT_SOURCES_ANNOTATION, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
-import { ENDPOINT_SOURCES_ANNOTATION } from '../common/api/names.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../common/config/config.js';
 import { isRecord } from '../common/kube/json.js';
 import { parseEndpointSources } from './endpoint-slices.js';
