@@ -348,6 +348,11 @@ current-context: c
   console.log(`  restart: ready (caches synced) after ${ms(readyMs)}, caught up after ${ms(caughtUp.afterMs)} more (${String(caughtUp.exports)} exports, ${String(caughtUp.imports)} imports); writes in the first ${((Date.now() - restartAt.getTime()) / 1000).toFixed(0)} s: ${String(restartWrites.length)}${restartWrites.length > 0 ? ` (${restartWrites.slice(0, 5).map((e) => `${e.verb} ${e.objectRef?.resource ?? ''} ${e.objectRef?.name ?? ''}`).join(', ')})` : ''}`);
   beating.on = false;
   await beats;
+} catch (err) {
+  // The finally block ends the process with process.exit(), which would swallow this error and
+  // exit 0 without a figure: say what failed and exit non-zero.
+  console.error(`bench:leader failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  process.exitCode = 1;
 } finally {
   tearingDown.now = true;
   await stopLeaderProcess();
