@@ -1,3 +1,12 @@
 #!/usr/bin/env node
 // Runs the bundled CLI (npm run build); during development use `npm run agent -- run ...`.
+// The Node.js check comes first: the bundle itself would fail on an older Node with a screen
+// of minified code instead of a reason.
+import { nodeVersionProblem } from './node-version.js';
+
+const problem = nodeVersionProblem(process.versions.node);
+if (problem !== undefined) {
+  console.error(problem);
+  process.exit(2);
+}
 await import('../dist/bundle/clusterset-agent.mjs');
