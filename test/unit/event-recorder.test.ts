@@ -3,8 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
 import {
-  createEventRecorder, type BufferedEventRecorder, type EventRecorderOptions, type EventSink, type EventTarget, type EventUpdate,
+  createEventRecorder, type BufferedEventRecorder, type EventRecorderOptions, type EventTarget,
 } from '../../src/common/events/recorder.js';
+import type { EventSink, EventUpdate } from '../../src/common/events/event-sink.js';
 import { FakeClock } from './fake-clock.js';
 
 const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'kube-system', uid: 'u-1' };
