@@ -25,14 +25,12 @@
 // ID that is a dash-prefix of another member's (`east` vs `east-1`), which v2.7+ leaders reject
 // at admission.
 import { readFileSync } from 'node:fs';
-import {
-  AdmissionregistrationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
-  type V1ValidatingAdmissionPolicy,
-} from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { clusterIdProblem, dashPrefixPair, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
 import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/types.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
+import { readExemptServiceAccounts } from './admission-exemptions.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
 
 export const DEFAULT_SECRET_NAME = 'leader-token';
@@ -143,30 +141,6 @@ function checkReservedName(serviceAccount: string): void {
   }
 }
 
-/**
- * ServiceAccounts of `namespace` that this chart's admission policies exempt, read from the
- * policies themselves (their `system:serviceaccount:<ns>:<name>` literals). Empty when there are
- * none or they cannot be read (the caller is not allowed to: then only the reserved names guard).
- */
-async function exemptServiceAccounts(kc: KubeConfig, namespace: string): Promise<Set<string>> {
-  const names = new Set<string>();
-  let policies: V1ValidatingAdmissionPolicy[];
-  try {
-    policies = (await kc.makeApiClient(AdmissionregistrationV1Api).listValidatingAdmissionPolicy()).items;
-  } catch (err) {
-    if (httpStatus(err) === 403 || httpStatus(err) === 404) return names;
-    throw err;
-  }
-  const literal = new RegExp(`'system:serviceaccount:${namespace}:([a-z0-9.-]+)'`, 'g');
-  for (const policy of policies) {
-    if (!(policy.metadata?.name ?? '').startsWith('clusterset-agent-')) continue;
-    for (const condition of policy.spec?.matchConditions ?? []) {
-      for (const match of condition.expression.matchAll(literal)) names.add(match[1] ?? '');
-    }
-  }
-  return names;
-}
-
 function clusterIdOf(sa: V1ServiceAccount): string | undefined {
   return sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
 }
@@ -241,7 +215,7 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   }
 
   // 1. ServiceAccount: every check before the first write.
-  const exempt = await exemptServiceAccounts(kc, namespace);
+  const exempt = await readExemptServiceAccounts(kc, namespace);
   if (exempt.has(serviceAccount)) {
     throw new MemberTokenError(`ServiceAccount ${namespace}/${serviceAccount} is exempt from the leader's admission policies (a leader controller's identity): ` +
       'a member token for it could write any member\'s announce and exports. Choose another --service-account.');
