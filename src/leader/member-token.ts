@@ -1,5 +1,7 @@
-// `clusterset-agent leader create-member-token`: what a leader administrator runs to let one
-// member in. Against the LEADER cluster, with admin rights, it makes sure of (idempotently):
+// What a member's token needs on the leader: the library behind `clusterset-agent leader
+// create-member-token` (src/cli/leader-command.ts) and `join`, which a leader administrator
+// runs to let one member in. Against the LEADER cluster, with admin rights, it makes sure of
+// (idempotently):
 //
 // 1. a ServiceAccount `member-<id>` in the leader namespace annotated
 //    `multicluster.antrea.io/cluster-id: <id>`: Antrea leaders (v2.7+) only accept a member's
@@ -23,19 +25,12 @@
 // ID that is a dash-prefix of another member's (`east` vs `east-1`), which v2.7+ leaders reject
 // at admission.
 import { readFileSync } from 'node:fs';
-import {
-  AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
-  type V1ValidatingAdmissionPolicy,
-} from '@kubernetes/client-node';
-import { Command, Option } from 'commander';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { clusterIdProblem, dashPrefixPair, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
-import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
-import { describeOption, EXIT_USAGE, runCommand, valueNotAFlag, type CommandIO, type ExitStatus } from '../cli/command.js';
+import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair, DEFAULT_LEADER_NAMESPACE, isDnsLabel, isDnsSubdomain, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
+import { readExemptServiceAccounts } from './admission-exemptions.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
-
-export type { CommandIO } from '../cli/command.js';
 
 export const DEFAULT_SECRET_NAME = 'leader-token';
 export const DEFAULT_MEMBER_NAMESPACE = 'clusterset-agent';
@@ -145,30 +140,6 @@ function checkReservedName(serviceAccount: string): void {
   }
 }
 
-/**
- * ServiceAccounts of `namespace` that this chart's admission policies exempt, read from the
- * policies themselves (their `system:serviceaccount:<ns>:<name>` literals). Empty when there are
- * none or they cannot be read (the caller is not allowed to: then only the reserved names guard).
- */
-async function exemptServiceAccounts(kc: KubeConfig, namespace: string): Promise<Set<string>> {
-  const names = new Set<string>();
-  let policies: V1ValidatingAdmissionPolicy[];
-  try {
-    policies = (await kc.makeApiClient(AdmissionregistrationV1Api).listValidatingAdmissionPolicy()).items;
-  } catch (err) {
-    if (httpStatus(err) === 403 || httpStatus(err) === 404) return names;
-    throw err;
-  }
-  const literal = new RegExp(`'system:serviceaccount:${namespace}:([a-z0-9.-]+)'`, 'g');
-  for (const policy of policies) {
-    if (!(policy.metadata?.name ?? '').startsWith('clusterset-agent-')) continue;
-    for (const condition of policy.spec?.matchConditions ?? []) {
-      for (const match of condition.expression.matchAll(literal)) names.add(match[1] ?? '');
-    }
-  }
-  return names;
-}
-
 function clusterIdOf(sa: V1ServiceAccount): string | undefined {
   return sa.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
 }
@@ -243,7 +214,7 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   }
 
   // 1. ServiceAccount: every check before the first write.
-  const exempt = await exemptServiceAccounts(kc, namespace);
+  const exempt = await readExemptServiceAccounts(kc, namespace);
   if (exempt.has(serviceAccount)) {
     throw new MemberTokenError(`ServiceAccount ${namespace}/${serviceAccount} is exempt from the leader's admission policies (a leader controller's identity): ` +
       'a member token for it could write any member\'s announce and exports. Choose another --service-account.');
@@ -351,91 +322,4 @@ async function ensureRoleBinding(rbac: RbacAuthorizationV1Api, namespace: string
   }
   await rbac.replaceNamespacedRoleBinding({ namespace, name: serviceAccount, body: Object.assign({}, binding, { subjects: [...subjects, subject] }) });
   log(`added ServiceAccount ${serviceAccount} to RoleBinding ${namespace}/${serviceAccount}`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Command line: `clusterset-agent leader create-member-token ...`
-
-/** `leader create-member-token` as a command; its action leaves 0, or 1 (failed or refused), in `status`. */
-export function createMemberTokenCommand(io: CommandIO, status: ExitStatus): Command {
-  const command = new Command('create-member-token')
-    .summary("let a member in: its ServiceAccount, Role, RoleBinding and token Secret")
-    .description(
-      'Lets one member in. Run against the LEADER cluster with admin rights: creates (idempotently) the ' +
-        `member's ServiceAccount (annotated ${CLUSTER_ID_ANNOTATION}=ID), the Role ${MEMBER_ROLE_NAME} and a RoleBinding ` +
-        'in the leader namespace, issues a token and prints the member-side Secret as YAML on stdout (progress on stderr).',
-    )
-    .usage('--member-id ID [options]')
-    .addHelpText('after', '\nExample:\n  clusterset-agent leader create-member-token --member-id east | kubectl --context member apply -f -\n');
-  const option = (flags: string, text: string, extras: { env?: string; default?: string }): void => {
-    const added = new Option(flags, describeOption(text, extras));
-    command.addOption(added.argParser(valueNotAFlag(command, added)));
-  };
-  option('--member-id <id>', "The member's cluster ID (its ClusterSet spec.clusterID); required.", {});
-  option('--namespace <ns>', 'The leader namespace.', { default: DEFAULT_LEADER_NAMESPACE });
-  option('--kubeconfig <file>', 'Kubeconfig of the leader cluster.', { env: 'KUBECONFIG', default: '~/.kube/config' });
-  option('--service-account <name>', "The member's ServiceAccount in the leader namespace.", { default: 'member-ID' });
-  option('--duration <8760h|seconds>', 'Requested token lifetime; the API server may shorten it.', { default: `${DEFAULT_TOKEN_DURATION_SECONDS / 3600}h` });
-  option('--secret-name <name>', 'Name of the Secret to create in the member cluster.', { default: DEFAULT_SECRET_NAME });
-  option('--member-namespace <ns>', "Namespace of that Secret: the agent's namespace.", { default: DEFAULT_MEMBER_NAMESPACE });
-  return command.action(async (values: MemberTokenFlags) => {
-    status.code = await createFromFlags(values, io);
-  });
-}
-
-interface MemberTokenFlags {
-  readonly memberId?: string;
-  readonly namespace?: string;
-  readonly kubeconfig?: string;
-  readonly serviceAccount?: string;
-  readonly duration?: string;
-  readonly secretName?: string;
-  readonly memberNamespace?: string;
-}
-
-async function createFromFlags(values: MemberTokenFlags, io: CommandIO): Promise<number> {
-  const { memberId } = values;
-  if (memberId === undefined || memberId === '') {
-    io.stderr.write(`error: --member-id is required (see 'clusterset-agent leader create-member-token --help')\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    const durationSeconds = values.duration === undefined ? undefined : parseDuration(values.duration);
-    const kc = new KubeConfig();
-    const source = values.kubeconfig ?? '(default: $KUBECONFIG or ~/.kube/config)';
-    try {
-      if (values.kubeconfig !== undefined) kc.loadFromFile(values.kubeconfig);
-      else kc.loadFromDefault();
-    } catch (err) {
-      throw new MemberTokenError(`cannot load kubeconfig ${source}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    const result = await createMemberToken(kc, {
-      memberId,
-      ...(values.namespace !== undefined && { namespace: values.namespace }),
-      ...(values.serviceAccount !== undefined && { serviceAccount: values.serviceAccount }),
-      ...(durationSeconds !== undefined && { durationSeconds }),
-      ...(values.secretName !== undefined && { secretName: values.secretName }),
-      ...(values.memberNamespace !== undefined && { memberNamespace: values.memberNamespace }),
-      log: (message) => { io.stderr.write(`${message}\n`); },
-    });
-    io.stdout.write(result.secretYaml);
-    return 0;
-  } catch (err) {
-    io.stderr.write(`error: ${err instanceof MemberTokenError ? err.message : describeError(err)}\n`);
-    return 1;
-  }
-}
-
-/** The `leader` command group: create-member-token, plus any further subcommands (`leader run` comes from the CLI). */
-export function leaderCommand(io: CommandIO, status: ExitStatus, ...more: readonly Command[]): Command {
-  const leader = new Command('leader').summary('commands for a leader cluster').description('Commands for a leader cluster.');
-  for (const command of [...more, createMemberTokenCommand(io, status)]) leader.addCommand(command);
-  return leader;
-}
-
-/** Runs `leader <subcommand> ...`; returns the exit code (0 ok, 1 failed or refused, 2 bad command line). */
-export async function runLeaderCommand(argv: readonly string[], io: CommandIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  const status: ExitStatus = { code: 0 };
-  const program = new Command('clusterset-agent').addCommand(leaderCommand(io, status));
-  return runCommand(program, ['leader', ...argv], io, status);
 }

@@ -12,11 +12,12 @@ import { promisify } from 'node:util';
 import {
   AdmissionregistrationV1Api, ApiextensionsV1Api, AppsV1Api, AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api,
   type V1ClusterRole, type V1ConfigMap, type V1Deployment, type V1NonResourceRule, type V1PolicyRule,
-  type V1ResourceRule, type V1Role, type V1RoleBinding, type V1Service,
+  type V1ResourceRule, type V1Role, type V1RoleBinding, type V1Service, type V1ValidatingAdmissionPolicy,
 } from '@kubernetes/client-node';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/common/config/config.js';
+import { EXEMPT_USERNAMES_ANNOTATION, exemptServiceAccountsOf } from '../../src/leader/admission-exemptions.js';
 import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
 import { LOG_LEVELS } from '../../src/common/log/logger.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
@@ -468,6 +469,36 @@ describe('Helm chart: lint, schema and rendering', () => {
     const ha = await render({ mode: 'leader', 'leader.controller.replicaCount': 2 });
     assert.ok(ha.some((d) => d.kind === 'Role' && d.metadata.name === `${fullname}-leader-election`));
     // test/integration/export-admission.test.ts exercises the policy itself.
+  });
+
+  it('names on each admission policy, in an annotation create-member-token reads, exactly the usernames its CEL exempts', async () => {
+    const leaderNs = 'antrea-multicluster';
+    const cases: readonly Readonly<Record<string, string | boolean>>[] = [
+      { mode: 'leader' },
+      { mode: 'leader', 'leader.controller.enabled': false },
+      { mode: 'leader', 'leader.admissionPolicy.exemptServiceAccounts': '{ops-robot,ops-two}' },
+      { mode: 'leader', 'leader.namespace': RELEASE_NS, 'leader.createNamespace': false },
+    ];
+    for (const values of cases) {
+      const what = JSON.stringify(values);
+      const namespace = typeof values['leader.namespace'] === 'string' ? values['leader.namespace'] : leaderNs;
+      const policies = (await render(values)).filter((d) => d.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy[];
+      assert.equal(policies.length, 2, what);
+      const fromCel = new Set<string>();
+      for (const policy of policies) {
+        const cel = (policy.spec?.matchConditions ?? []).map((c) => c.expression).join('\n');
+        // The usernames the CEL compares the caller with: quoted, and complete (not a startsWith prefix ending in ':').
+        const literals = [...cel.matchAll(/'(system:serviceaccount:[a-z0-9-]+:[a-z0-9.-]+)'/g)].map((m) => m[1] ?? '');
+        const annotated = policy.metadata?.annotations?.[EXEMPT_USERNAMES_ANNOTATION];
+        assert.ok(annotated !== undefined, `${policy.metadata?.name ?? ''} carries ${EXEMPT_USERNAMES_ANNOTATION} (${what})`);
+        assert.deepEqual(annotated.split(',').filter((u) => u !== '').sort(), [...new Set(literals)].sort(), `${policy.metadata?.name ?? ''} (${what})`);
+        for (const username of literals) if (username.startsWith(`system:serviceaccount:${namespace}:`)) fromCel.add(username.split(':')[3] ?? '');
+      }
+      // What create-member-token refuses is what the CEL exempts in the leader namespace.
+      assert.deepEqual([...exemptServiceAccountsOf(policies, namespace)].sort(), [...fromCel].sort(), what);
+    }
+    assert.deepEqual([...exemptServiceAccountsOf((await render({ mode: 'leader', 'leader.controller.enabled': false }))
+      .filter((d) => d.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy[], leaderNs)], ['antrea-mc-controller']);
   });
 });
 

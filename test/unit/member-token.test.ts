@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ANTREA_MEMBER_ROLE_RULES, memberRulesNotGranted, missingMemberPermissions } from '../../src/leader/member-role.js';
-import { createMemberToken, leaderCaPem, MemberTokenError, parseDuration, runLeaderCommand } from '../../src/leader/member-token.js';
+import { createMemberToken, leaderCaPem, MemberTokenError, parseDuration } from '../../src/leader/member-token.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
@@ -15,16 +15,6 @@ function kubeConfig(cluster: { caData?: string; caFile?: string }): KubeConfig {
     currentContext: 'leader',
   });
   return kc;
-}
-
-function captureIO() {
-  let stdout = '';
-  let stderr = '';
-  return {
-    io: { stdout: { write: (t: string) => { stdout += t; } }, stderr: { write: (t: string) => { stderr += t; } } },
-    out: () => stdout,
-    err: () => stderr,
-  };
 }
 
 describe('parseDuration', () => {
@@ -94,37 +84,5 @@ describe('createMemberToken input checks (before any request)', () => {
   }
   it('accepts a valid member ID up to the CA check', async () => {
     await assert.rejects(createMemberToken(kubeConfig({}), { memberId: 'east-1' }), /neither certificate-authority-data/);
-  });
-});
-
-describe('runLeaderCommand', () => {
-  it('prints usage: --help on stdout (exit 0), nothing or an unknown command on stderr (exit 2)', async () => {
-    const help = captureIO();
-    assert.equal(await runLeaderCommand(['create-member-token', '--help'], help.io), 0);
-    assert.match(help.out(), /^Usage: clusterset-agent leader create-member-token --member-id ID/);
-    const none = captureIO();
-    assert.equal(await runLeaderCommand([], none.io), 2);
-    assert.equal(none.out(), '');
-    assert.match(none.err(), /Usage:/);
-    const unknown = captureIO();
-    assert.equal(await runLeaderCommand(['delete-member'], unknown.io), 2);
-    assert.match(unknown.err(), /unknown command 'delete-member'\n\(see 'clusterset-agent leader --help'\)/);
-  });
-  it('bad flags exit 2 with nothing on stdout', async () => {
-    for (const argv of [['create-member-token'], ['create-member-token', '--member-id', 'e', '--bogus'], ['create-member-token', '--member-id', 'e', 'extra']]) {
-      const c = captureIO();
-      assert.equal(await runLeaderCommand(argv, c.io), 2, argv.join(' '));
-      assert.equal(c.out(), '');
-    }
-  });
-  it('invalid values exit 1 with one error line and nothing on stdout', async () => {
-    const c = captureIO();
-    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'e', '--duration', '1d', '--kubeconfig', '/dev/null'], c.io), 1);
-    assert.equal(c.out(), '');
-    assert.match(c.err(), /^error: duration "1d" is not a number of seconds/);
-    const kubeconfig = captureIO();
-    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'e', '--kubeconfig', '/nonexistent/kubeconfig'], kubeconfig.io), 1);
-    assert.equal(kubeconfig.out(), '');
-    assert.match(kubeconfig.err(), /^error: cannot load kubeconfig \/nonexistent\/kubeconfig: ENOENT/);
   });
 });

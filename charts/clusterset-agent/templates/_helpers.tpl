@@ -124,6 +124,15 @@ and none when `leader run` is on: then no member-side name is exempt by default.
 {{- end }}
 
 {{/*
+The annotation on each admission policy naming the usernames its CEL exempts, comma-separated:
+what `leader create-member-token` reads (EXEMPT_USERNAMES_ANNOTATION in
+src/leader/admission-exemptions.ts; chart.test.ts checks the two spellings and the CEL agree).
+*/}}
+{{- define "clusterset-agent.exemptUsernamesAnnotation" -}}
+multicluster.clusterset-agent.io/exempt-usernames
+{{- end }}
+
+{{/*
 CEL: whether the caller, a ServiceAccount of leader.namespace, has a member-ID entry in the
 parameter ConfigMap. Such a ServiceAccount is a member and is never exempt, whatever the list says.
 */}}
