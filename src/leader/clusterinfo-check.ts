@@ -5,6 +5,7 @@
 // refused on its export's status with the reason, and its ClusterInfo is not imported. Pure.
 import { isIP } from 'node:net';
 import { RESOURCE_EXPORT_KIND, type KubeObject, type ResourceExport } from '../common/api/types.js';
+import { parseTimestamp } from '../common/kube/time.js';
 import { isDeleting, type ExportVerdict } from './aggregate.js';
 
 export const REASON_INVALID_CLUSTER_INFO = 'InvalidClusterInfo';
@@ -80,10 +81,9 @@ function claimOf(re: ResourceExport): Claim | string {
   return problems.length > 0 ? problems.join('; ') : { cidrs, gateways };
 }
 
+/** When `obj` was created (ms since epoch); 0, the oldest, when unknown. */
 function timeOf(obj: KubeObject): number {
-  const raw = obj.metadata?.creationTimestamp as unknown;
-  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : NaN;
-  return Number.isNaN(t) ? 0 : t;
+  return parseTimestamp(obj.metadata?.creationTimestamp) ?? 0;
 }
 
 function firstHolderFirst(a: ResourceExport, b: ResourceExport): number {
