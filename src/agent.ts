@@ -3,7 +3,8 @@
 import type winston from 'winston';
 import { ClusterSetController } from './clusterset/controller.js';
 import { clusterIdentity, readNamespaceUid } from './announce/cluster-identity.js';
-import { heartbeatCron, heartbeatOffsetSeconds, type AgentConfig } from './common/config/config.js';
+import type { AgentConfig } from './common/config/config.js';
+import { heartbeatCron, heartbeatOffsetSeconds } from './common/config/heartbeat-schedule.js';
 import { createEventRecorder, flushThenStop, type BufferedEventRecorder } from './common/events/recorder.js';
 import { createLocalStore } from './importer/local-store.js';
 import { ExportManager } from './exporter/manager.js';

@@ -9,8 +9,9 @@
 // the window it is taken over, so a rebuilt cluster (new identity, same ID) can rejoin.
 // An announce without the annotation (Antrea's member, an older agent) is nobody's in particular:
 // it is adopted as before.
+import { lastSignOfLife } from '../common/api/announce-times.js';
 import type { MemberClusterAnnounce } from '../common/api/antrea.js';
-import { CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION } from '../common/api/names.js';
+import { CLUSTER_UID_ANNOTATION } from '../common/api/names.js';
 
 /** Takeover window in heartbeat intervals: the leader's default member timeout (30 s) is three beats of 10 s. */
 export const TAKEOVER_BEATS = 3;
@@ -27,16 +28,6 @@ export type HolderVerdict =
   | { readonly op: 'take-over'; readonly previous: string; readonly lastBeatMs: number | undefined }
   /** Stamped by another cluster that beat within the window: it holds the ID; write nothing. */
   | { readonly op: 'held-elsewhere'; readonly holder: string; readonly lastBeatMs: number };
-
-/** The announce's last sign of life (ms since epoch): touch-ts, else its creation; undefined when neither parses. */
-export function lastSignOfLife(announce: MemberClusterAnnounce): number | undefined {
-  const stamp = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION];
-  for (const raw of [stamp, announce.metadata?.creationTimestamp as unknown]) {
-    const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
-    if (!Number.isNaN(t)) return t;
-  }
-  return undefined;
-}
 
 /**
  * Whether `announce` may be written by the cluster whose identity is `ours` (undefined: this

@@ -7,6 +7,7 @@
 // the ClusterSet goes away, even if the agent was down when it was deleted.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
+import { parseTimestamp } from '../common/kube/time.js';
 import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../common/api/antrea.js';
 import { credentialsFromSecret } from '../commonarea/credentials.js';
 import type { AreaEvent } from '../commonarea/area-events.js';
@@ -394,8 +395,7 @@ export class ClusterSetController {
       await this.removeArea(name, true, log, 0);
       return undefined;
     }
-    const deletedAt = Date.parse(String(clusterSet.metadata?.deletionTimestamp));
-    const deadline = (Number.isNaN(deletedAt) ? Date.now() : deletedAt) + (this.options.leaveTimeoutMs ?? 60_000);
+    const deadline = (parseTimestamp(clusterSet.metadata?.deletionTimestamp) ?? Date.now()) + (this.options.leaveTimeoutMs ?? 60_000);
     if (!this.areas.has(name)) {
       // After a restart there is no area yet: build one just to leave with the Secret's credentials.
       const parsed = leaderTarget(clusterSet);

@@ -17,7 +17,7 @@
 //
 // Every method is synchronous: on Node's single thread a transition cannot interleave with
 // another, so heartbeat, import watcher and status writer can all call in without a lock.
-import { rfc3339 } from '../common/kube/time.js';
+import { parseTimestamp, rfc3339 } from '../common/kube/time.js';
 import type { Failure } from './reasons.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
@@ -85,9 +85,9 @@ export class LeaderConditions {
     const before = this.snapshot();
     this.failures = 0;
     const now = this.now();
-    const previous = this.lastHeartbeatTime === undefined ? Number.NaN : Date.parse(this.lastHeartbeatTime);
+    const previous = parseTimestamp(this.lastHeartbeatTime);
     // Also after a failure streak: a recovered link is news worth a write.
-    if (Number.isNaN(previous) || this.ready.status !== 'True' || now.getTime() - previous >= this.heartbeatTimePeriodMs) {
+    if (previous === undefined || this.ready.status !== 'True' || now.getTime() - previous >= this.heartbeatTimePeriodMs) {
       this.lastHeartbeatTime = rfc3339(now);
     }
     this.ready = this.transition(this.ready, 'True', 'Connected', `Heartbeat accepted by leader cluster ${this.leaderClusterID}${this.tokenWarning(now.getTime())}`);

@@ -18,6 +18,7 @@ import {
   RE_LABEL_SOURCE_CLUSTER_ID,
   resourceImportName,
 } from '../common/api/names.js';
+import { parseTimestamp } from '../common/kube/time.js';
 
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
 
@@ -80,19 +81,10 @@ function clusterOf(re: ResourceExport): string {
  * leader decides the same.
  */
 export function byAge(a: ResourceExport, b: ResourceExport): number {
-  const ta = timeOf(a.metadata?.creationTimestamp);
-  const tb = timeOf(b.metadata?.creationTimestamp);
+  const ta = parseTimestamp(a.metadata?.creationTimestamp) ?? 0;
+  const tb = parseTimestamp(b.metadata?.creationTimestamp) ?? 0;
   if (ta !== tb) return ta - tb;
   return compareNames(a.metadata?.name ?? '', b.metadata?.name ?? '');
-}
-
-function timeOf(value: unknown): number {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value === 'string') {
-    const t = Date.parse(value);
-    return Number.isNaN(t) ? 0 : t;
-  }
-  return 0;
 }
 
 function compareNames(a: string, b: string): number {

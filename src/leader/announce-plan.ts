@@ -3,10 +3,10 @@
 //   silent past staleMs    → reap the announce (its deletion brings the step above)
 //   live, no finalizer     → add the leader's finalizer
 // Re-run at every event and after a crash, it picks up wherever the last run stopped.
+import { lastSignOfLife } from '../common/api/announce-times.js';
 import type { MemberClusterAnnounce, ResourceExport } from '../common/api/antrea.js';
 import { MEMBER_ANNOUNCE_FINALIZER_PREFIX } from '../common/api/names.js';
 import { isDeleting } from './aggregate.js';
-import { lastBeatOf } from './liveness.js';
 
 export function announceFinalizer(clusterID: string): string {
   return `${MEMBER_ANNOUNCE_FINALIZER_PREFIX}${clusterID}`;
@@ -17,14 +17,6 @@ export type AnnounceAction =
   | { readonly op: 'reap'; readonly lastBeat: number | undefined }
   | { readonly op: 'finalize'; readonly recheckAt: number }
   | { readonly op: 'none'; readonly recheckAt: number | undefined };
-
-/** The announce's last sign of life: touch-ts, else its creation (Antrea's first CREATE carries no touch-ts). */
-export function lastSignOfLife(announce: MemberClusterAnnounce): number | undefined {
-  const beat = lastBeatOf(announce);
-  if (beat !== undefined) return beat;
-  const created = Date.parse(String(announce.metadata?.creationTimestamp ?? ''));
-  return Number.isNaN(created) ? undefined : created;
-}
 
 export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonly ResourceExport[], nowMs: number, staleMs: number): AnnounceAction {
   const clusterID = announce.clusterID ?? '';

@@ -6,6 +6,7 @@
 import type { KubeObject } from '../common/api/meta.js';
 import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../common/api/antrea.js';
 import { sameCanonical } from '../common/kube/canonical.js';
+import { parseTimestamp } from '../common/kube/time.js';
 import { isDeleting } from './aggregate.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -72,10 +73,9 @@ export function orphanImports(imports: readonly ResourceImport[], isFed: (name: 
   return imports.filter((ri) => isLeaderOwned(ri) && !isDeleting(ri) && !isFed(ri.metadata?.name ?? '')).map((ri) => ri.metadata?.name ?? '').sort();
 }
 
+/** When `obj` was created (ms since epoch); 0, long ago, when unknown. */
 function creationOf(obj: KubeObject): number {
-  const raw = obj.metadata?.creationTimestamp as unknown;
-  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : NaN;
-  return Number.isNaN(t) ? 0 : t;
+  return parseTimestamp(obj.metadata?.creationTimestamp) ?? 0;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import type { KubeObject } from '../common/api/meta.js';
 import { RESOURCE_EXPORT_KIND, type ResourceExport } from '../common/api/antrea.js';
+import { parseTimestamp } from '../common/kube/time.js';
 import { isDeleting, type ExportVerdict } from './aggregate.js';
 
 export const REASON_INVALID_CLUSTER_INFO = 'InvalidClusterInfo';
@@ -81,10 +82,9 @@ function claimOf(re: ResourceExport): Claim | string {
   return problems.length > 0 ? problems.join('; ') : { cidrs, gateways };
 }
 
+/** When `obj` was created (ms since epoch); 0, the oldest, when unknown. */
 function timeOf(obj: KubeObject): number {
-  const raw = obj.metadata?.creationTimestamp as unknown;
-  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : NaN;
-  return Number.isNaN(t) ? 0 : t;
+  return parseTimestamp(obj.metadata?.creationTimestamp) ?? 0;
 }
 
 function firstHolderFirst(a: ResourceExport, b: ResourceExport): number {

@@ -16,6 +16,7 @@ import {
   HOLDER_CLUSTER_UID_ANNOTATION,
   MEMBER_ANNOUNCE_PREFIX,
 } from '../common/api/names.js';
+import { parseTimestamp } from '../common/kube/time.js';
 
 /** The leader's watch of member Events: only this reason. */
 export const DUPLICATE_EVENTS_SELECTOR = `reason=${DUPLICATE_CLUSTER_ID_REASON}`;
@@ -36,14 +37,11 @@ export interface DuplicateReport {
   readonly expiresAt: number;
 }
 
-function timeOf(raw: unknown): number | undefined {
-  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
-  return Number.isNaN(t) ? undefined : t;
-}
-
 /** When the member last said it: lastTimestamp, eventTime, firstTimestamp, creation. */
 export function reportedAt(event: CoreV1Event): number | undefined {
-  return timeOf(event.lastTimestamp) ?? timeOf(event.eventTime) ?? timeOf(event.firstTimestamp) ?? timeOf(event.metadata.creationTimestamp);
+  return (
+    parseTimestamp(event.lastTimestamp) ?? parseTimestamp(event.eventTime) ?? parseTimestamp(event.firstTimestamp) ?? parseTimestamp(event.metadata.creationTimestamp)
+  );
 }
 
 export function duplicateReports(events: readonly CoreV1Event[], announces: readonly MemberClusterAnnounce[], nowMs: number, clearAfterMs = DUPLICATE_CLEAR_MS): DuplicateReport[] {

@@ -6,6 +6,7 @@
 // counts every announce as fresh for 30 s after a restart) nor forgets a live one. The cost is
 // trusting the member's clock; members and leader are expected to run NTP, and the timeout
 // (three beats by default) absorbs ordinary skew.
+import { lastBeatOf } from '../common/api/announce-times.js';
 import type { Condition } from '../common/api/meta.js';
 import {
   CONDITION_TYPE,
@@ -16,7 +17,7 @@ import {
   type MemberClusterAnnounce,
 } from '../common/api/antrea.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
-import { rfc3339 } from '../common/kube/time.js';
+import { parseTimestamp, rfc3339 } from '../common/kube/time.js';
 
 export const REASON_CONNECTED = 'Connected';
 export const MESSAGE_CONNECTED = 'Member Connected';
@@ -33,27 +34,12 @@ export interface MemberLiveness {
   readonly lastBeat: number | undefined;
 }
 
-/** Parses `touch-ts` (RFC 3339); undefined when missing or malformed. */
-export function lastBeatOf(announce: MemberClusterAnnounce): number | undefined {
-  const stamp = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION];
-  if (stamp === undefined || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(stamp)) return undefined;
-  const t = Date.parse(stamp);
-  return Number.isNaN(t) ? undefined : t;
-}
-
-/** When the announce was created (ms since epoch), undefined when unknown. */
-function createdAt(announce: MemberClusterAnnounce): number | undefined {
-  const raw = announce.metadata?.creationTimestamp as unknown;
-  const t = raw instanceof Date ? raw.getTime() : typeof raw === 'string' ? Date.parse(raw) : NaN;
-  return Number.isNaN(t) ? undefined : t;
-}
-
 export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, timeoutMs: number): MemberLiveness {
   const clusterID = announce.clusterID ?? '';
   // No touch-ts at all: a fresh announce (Antrea's member creates it without one), counted from
   // its creation as Antrea's leader does. A malformed one is the member's mistake and said so.
   const stamped = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION] !== undefined;
-  const lastBeat = stamped ? lastBeatOf(announce) : createdAt(announce);
+  const lastBeat = stamped ? lastBeatOf(announce) : parseTimestamp(announce.metadata?.creationTimestamp);
   if (lastBeat === undefined) {
     return {
       clusterID, ready: false, expiresAt: undefined, lastBeat,

@@ -2,6 +2,7 @@
 // only when it changes; plus what only a history of beats shows: a timeout too short for a
 // member's beat period (said once per member, with the fix), and a member that flaps (said once,
 // not at every beat).
+import { lastBeatOf } from '../common/api/announce-times.js';
 import {
   CLUSTERSET,
   MEMBER_CLUSTER_ANNOUNCE,
@@ -14,7 +15,7 @@ import { isNotFound } from '../common/kube/errors.js';
 import { isDeleting } from './aggregate.js';
 import { BeatPeriods, FlapTracker, timeoutProblem } from './beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
-import { lastBeatOf, leaderClusterSetStatus, memberLiveness } from './liveness.js';
+import { leaderClusterSetStatus, memberLiveness } from './liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
 import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../src/common/api/antrea.js';
-import { decideAnnounce, lastSignOfLife } from '../../src/leader/announce-plan.js';
+import { lastSignOfLife } from '../../src/common/api/announce-times.js';
+import { decideAnnounce } from '../../src/leader/announce-plan.js';
 import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/beats.js';
 import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/books.js';
 import { cidrsOverlap, clusterInfoVerdicts, parseCidr } from '../../src/leader/clusterinfo-check.js';

@@ -14,7 +14,8 @@ import {
   type ResourceImport,
 } from '../../common/api/antrea.js';
 import { RE_LABEL_SOURCE_CLUSTER_ID, TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
-import { lastBeatOf } from '../../leader/liveness.js';
+import { lastBeatOf } from '../../common/api/announce-times.js';
+import { parseTimestamp } from '../../common/kube/time.js';
 
 /** A condition as shown: what it says and since when. */
 export interface ConditionView {
@@ -144,9 +145,8 @@ function conditionView(c: Condition | MetaCondition | undefined): ConditionView 
 }
 
 function ageSeconds(stamp: string | undefined, nowMs: number): number | undefined {
-  if (stamp === undefined) return undefined;
-  const t = Date.parse(stamp);
-  return Number.isNaN(t) ? undefined : Math.max(0, Math.round((nowMs - t) / 1000));
+  const t = parseTimestamp(stamp);
+  return t === undefined ? undefined : Math.max(0, Math.round((nowMs - t) / 1000));
 }
 
 function stampOf(value: string | Date | null | undefined): string | undefined {
@@ -160,7 +160,7 @@ export function foldWarnings(events: readonly EventInput[]): EventView[] {
   for (const e of events) {
     if (e.type !== 'Warning' || e.reason === undefined) continue;
     const seen = stampOf(e.lastTimestamp) ?? stampOf(e.eventTime);
-    const ms = seen === undefined ? 0 : Date.parse(seen);
+    const ms = parseTimestamp(seen) ?? 0;
     const entry = byReason.get(e.reason);
     const count = Math.max(1, e.count ?? 1);
     if (entry === undefined) {

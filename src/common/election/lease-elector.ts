@@ -41,6 +41,7 @@ import {
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
 import { apiClient } from '../kube/shared-connections.js';
+import { parseTimestamp } from '../kube/time.js';
 
 /** The election state stored in a Lease's spec, with times as epoch milliseconds. */
 export interface LeaseRecord {
@@ -394,18 +395,11 @@ export class LeaseElector {
 // ---------------------------------------------------------------------------------------------
 // The real Lease, through CoordinationV1Api.
 
-function toMillis(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value !== 'string') return undefined;
-  // Date.parse accepts the six fractional digits of a MicroTime and keeps milliseconds.
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
 function toRecord(lease: V1Lease): LeaseRecord {
   const spec = lease.spec ?? {};
-  const acquireTime = toMillis(spec.acquireTime);
-  const renewTime = toMillis(spec.renewTime);
+  // A MicroTime's six fractional digits are cut to the millisecond.
+  const acquireTime = parseTimestamp(spec.acquireTime);
+  const renewTime = parseTimestamp(spec.renewTime);
   return {
     holderIdentity: spec.holderIdentity ?? '',
     leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
