@@ -367,17 +367,8 @@ export class Exporter implements LeaderLink {
   }
 
   /** Resolves when no export work is queued or running (a pending full sync included). */
-  async onIdle(): Promise<void> {
-    for (;;) {
-      const syncing = this.syncing;
-      if (syncing) {
-        await syncing;
-        continue;
-      }
-      await this.queue.onIdle();
-      await this.statusWriter.onIdle();
-      if (this.syncing === undefined && this.queue.size === 0 && this.queue.inFlight === 0) return;
-    }
+  onIdle(): Promise<void> {
+    return this.link.drain({ resyncing: () => this.syncing, queue: this.queue, handedOn: () => this.statusWriter.onIdle() });
   }
 
   // -------------------------------------------------------------------------------------
