@@ -18,10 +18,10 @@
 // - The ServiceExport `Valid` condition says what Antrea's member says, or why the export policy
 //   refuses the namespace (with a Warning Event); `Conflict` mirrors the leader's verdict in the
 //   REs' status (e.g. ports that differ from another member's), brought by the watch of our REs
-//   (without it, re-read a few times after a write: the leader judges asynchronously). A status
-//   is a verdict only on the version of the RE it sits on (the leader writes it with that
-//   version's resourceVersion), so it counts only when that version has the spec we export now
-//   and is not our own write (which keeps the previous spec's status).
+//   when the leader judges what we wrote. A status is a verdict only on the version of the RE it
+//   sits on (the leader writes it with that version's resourceVersion), so it counts only when
+//   that version has the spec we export now and is not our own write (which keeps the previous
+//   spec's status).
 import {
   RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RE_LABEL_SOURCE_NAME, RE_LABEL_SOURCE_NAMESPACE, RESOURCE_EXPORT_KIND,
   SERVICE_EXPORT_CONDITION_VALID, type Condition, type Gateway, type ResourceExport, type ServiceExport,
@@ -118,8 +118,6 @@ export interface ExporterOptions {
   readonly concurrency?: number;
   /** Period of the full sync while active (re-lists our REs: repairs edits and reads verdicts). @default 600_000 */
   readonly resyncMs?: number;
-  /** Delays of the re-reads of the leader's verdict after a write of a Service's REs. @default [2000, 10000, 30000] */
-  readonly verdictCheckDelaysMs?: readonly number[];
   /** Backoff of failed reconciles. @default { baseMs: 500, maxMs: 60_000 } */
   readonly backoff?: { readonly baseMs: number; readonly maxMs: number };
   readonly now?: () => Date;
@@ -211,7 +209,6 @@ export class Exporter implements LeaderLink {
   private writers = 0;
   private drainWaiters: (() => void)[] = [];
   private readonly resyncTimer: ReturnType<typeof setInterval>;
-  private readonly verdictDelays: readonly number[];
   /** Our REs on the leader, watched (by their sourceClusterID label) while active. */
   private watcher: ResilientInformer<ResourceExport> | undefined;
   private watcherApi: LeaderApi | undefined;
@@ -223,11 +220,8 @@ export class Exporter implements LeaderLink {
   private readonly clusterSet: string;
   /** A writer of its own (no shared one given): stopped with the exporter. */
   private readonly ownStatusWriter: boolean;
-  /** Keys whose leader verdict is re-read after a write: attempts made, and when the next is due. */
-  private readonly verdictChecks = new Map<string, { attempts: number; dueAt: number }>();
 
   constructor(private readonly options: ExporterOptions) {
-    this.verdictDelays = options.verdictCheckDelaysMs ?? [2_000, 10_000, 30_000];
     const write = options.writeStatus;
     if (options.status) {
       this.statusWriter = options.status.writer;
@@ -531,56 +525,17 @@ export class Exporter implements LeaderLink {
     let verdict: Verdict;
     let requeue: WorkResult = undefined;
     if (result.conflict !== undefined) {
-      this.verdictChecks.delete(key);
       verdict = { kind: 'failed', reason: EXPORT_REASON.NameConflict, message: result.conflict };
       requeue = { requeueAfterMs: NAME_CONFLICT_RECHECK_MS };
     } else if (desired.length === 0) {
-      this.verdictChecks.delete(key);
       verdict = { kind: 'ok' };
-    } else if (this.watcher) {
-      // The watch brings the leader's verdict when it judges what we wrote: no polling.
-      this.verdictChecks.delete(key);
-      verdict = this.verdictOfKey(key, desired);
     } else {
-      if (result.wrote) this.verdictChecks.set(key, { attempts: 0, dueAt: this.nowMs() + (this.verdictDelays[0] ?? 0) });
-      ({ verdict, requeue } = await this.checkVerdict(key, desired, generation));
+      // The watch brings the leader's verdict when it judges what we wrote: no polling.
+      verdict = this.verdictOfKey(key, desired);
     }
 
     this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
     return requeue;
-  }
-
-  /**
-   * After a write, the leader judges the REs asynchronously: re-read them (a GET) a few times,
-   * when due, until the leader has said something. Returns the freshest verdict and when to look again.
-   */
-  private async checkVerdict(key: string, desired: readonly ResourceExport[], generation: number): Promise<{ verdict: Verdict; requeue: WorkResult }> {
-    const verdict = this.verdictOfKey(key, desired);
-    const check = this.verdictChecks.get(key);
-    if (!check) return { verdict, requeue: undefined };
-    const waitMs = check.dueAt - this.nowMs();
-    if (waitMs > 0) return { verdict, requeue: { requeueAfterMs: waitMs } };
-    const api = this.checkWritable(generation);
-    for (const name of [...(this.byKey.get(key) ?? [])]) {
-      try {
-        const live = await api.getResourceExport(name);
-        if (this.known.get(name)?.key === key) this.setKnown(name, key, live);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        this.dropKnown(name);
-        // Gone behind our back (the leader's GC, someone's delete): the retry creates it again.
-        throw new Error(`ResourceExport ${this.options.leaderNamespace}/${name} disappeared from the leader`, { cause: err });
-      }
-    }
-    const fresh = this.verdictOfKey(key, desired);
-    check.attempts += 1;
-    const next = this.verdictDelays[check.attempts];
-    if (fresh.kind !== 'unknown' || next === undefined) {
-      this.verdictChecks.delete(key);
-      return { verdict: fresh, requeue: undefined };
-    }
-    check.dueAt = this.nowMs() + next;
-    return { verdict: fresh, requeue: { requeueAfterMs: next } };
   }
 
   // -------------------------------------------------------------------------------------
@@ -747,7 +702,7 @@ export class Exporter implements LeaderLink {
   /** Watches our REs through `api` (a no-op when already watching through it). */
   private startWatcher(api: LeaderApi): void {
     const source = api.exportsWatch;
-    if (!source || this.watcherApi === api) return;
+    if (this.watcherApi === api) return;
     this.stopWatcher();
     const informer = new ResilientInformer<ResourceExport>({
       name: `resourceexports@${this.options.leaderNamespace}`,
@@ -802,10 +757,6 @@ export class Exporter implements LeaderLink {
     }
     // Unknown ones too: a leftover is withdrawn, one of ours adopted, by the reconcile.
     this.queue.add(key);
-  }
-
-  private nowMs(): number {
-    return this.options.now?.().getTime() ?? Date.now();
   }
 
   private writersDrained(): Promise<void> {
