@@ -9,7 +9,10 @@ import type { Gateway, MetaCondition, ResourceExport, ServiceExport, ServiceExpo
 import type { ExportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
 import { clusterInfoExport } from '../../src/exporter/clusterinfo-export.js';
-import { Exporter, olderVersion, verdictOn, type ExporterOptions, type ExportSources } from '../../src/exporter/exporter.js';
+import type { ExportSources } from '../../src/exporter/desired-exports.js';
+import { Exporter, type ExporterOptions } from '../../src/exporter/exporter.js';
+import { olderVersion } from '../../src/exporter/known-exports.js';
+import { verdictOn } from '../../src/exporter/leader-verdict.js';
 import { exportNames, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from '../../src/exporter/service-export.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 
