@@ -49,8 +49,11 @@ export interface LeaderApi {
   readonly resourceImportsPath: string;
   /** Validated: every event object must be a ResourceImport of the leader namespace. */
   readonly watch: WatchLike;
-  /** This member's exports, for an informer: the collection path and a watch validated for ResourceExports. */
-  readonly exportsWatch?: { readonly path: string; readonly watch: WatchLike };
+  /**
+   * This member's exports, for an informer: the collection path and a watch validated for
+   * ResourceExports. The exporter learns the leader's verdicts on its exports only from it.
+   */
+  readonly exportsWatch: { readonly path: string; readonly watch: WatchLike };
   /**
    * Whether the leader's API discovery (`/apis`, a Kubernetes APIGroupList) lists the
    * multicluster group version. Tells a Kubernetes API server without the CRDs (whose unknown

@@ -213,16 +213,8 @@ export class Importer implements LeaderLink {
   }
 
   /** Resolves when no import work is queued or running (a pending full resync included). */
-  async onIdle(): Promise<void> {
-    for (;;) {
-      const resyncing = this.resyncing;
-      if (resyncing) {
-        await resyncing;
-        continue;
-      }
-      await this.queue.onIdle();
-      if (this.resyncing === undefined && this.queue.size === 0 && this.queue.inFlight === 0) return;
-    }
+  onIdle(): Promise<void> {
+    return this.link.drain({ resyncing: () => this.resyncing, queue: this.queue });
   }
 
   /** Stops watching; what was imported stays (a restart is not a leave). */

@@ -1,7 +1,8 @@
 // The Exporter against the in-memory FakeLeader and in-memory member caches: what it creates,
 // replaces and deletes on the leader (only differences), trust (pause/resume with a full sync
 // and a stale sweep), leave, the ServiceExport status (Valid, Conflict) and its Events, and
-// the ClusterInfo export of the Gateway.
+// the ClusterInfo export of the Gateway. The leader's verdicts come through the watch of our
+// exports, as in production; the harness's idle() lets that watch catch up.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { MetaCondition } from '../../src/common/api/meta.js';
@@ -10,9 +11,11 @@ import type { Gateway, ResourceExport } from '../../src/common/api/antrea.js';
 import type { ExportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
 import { clusterInfoExport } from '../../src/exporter/clusterinfo-export.js';
-import { Exporter, olderVersion, verdictOn, type ExporterOptions, type ExportSources } from '../../src/exporter/exporter.js';
+import type { ExportSources } from '../../src/exporter/desired-exports.js';
+import { Exporter, type ExporterOptions } from '../../src/exporter/exporter.js';
+import { olderVersion } from '../../src/exporter/known-exports.js';
+import { verdictOn } from '../../src/exporter/leader-verdict.js';
 import { exportNames, serviceExportPlan, type EndpointSliceLike, type ServiceLike } from '../../src/exporter/service-export.js';
-import type { WatchLike } from '../../src/common/kube/informer.js';
 import { apiError, FakeLeader } from './fakes/fake-leader.js';
 
 const LOCAL = 'east';
@@ -157,8 +160,13 @@ interface Setup {
   readonly events: RecordedEvent[];
   readonly statusWrites: { key: string; status: ServiceExportStatus }[];
   readonly exporter: Exporter;
-  /** Waits (with a deadline) until no export work is queued or running. */
+  /**
+   * Waits (with a deadline) until the watch of our exports has delivered every event the leader
+   * holds for it and no export work is queued or running.
+   */
   idle(): Promise<void>;
+  /** Waits (with a deadline) until no export work is queued or running; the watch lags as it is. */
+  exporterIdle(): Promise<void>;
   /** Leader writes (create/update/delete) since the last call. */
   writes(): string[];
   /** Resolves once a status write satisfies `test`. */
@@ -190,7 +198,6 @@ function setup(overrides: Partial<ExporterOptions> & { leader?: FakeLeader; sour
     },
     events: { record: (target, type, reason, message) => { events.push({ target, type, reason, message }); } },
     logger: silent,
-    verdictCheckDelaysMs: [],
     ...overrides,
   });
   running.push(exporter);
@@ -199,7 +206,10 @@ function setup(overrides: Partial<ExporterOptions> & { leader?: FakeLeader; sour
   let seen = leader.calls.length;
   return {
     leader, sources, events, statusWrites, exporter,
-    idle: () => withDeadline(exporter.onIdle(), 'exporter idle'),
+    idle: () => withDeadline((async () => {
+      do await exporter.onIdle(); while (leader.deliver());
+    })(), 'exporter idle, watch caught up'),
+    exporterIdle: () => withDeadline(exporter.onIdle(), 'exporter idle'),
     writes: () => {
       const calls = leader.calls.slice(seen).filter((c) => /^(create|update|delete) re /.test(c));
       seen = leader.calls.length;
@@ -475,15 +485,17 @@ describe('Exporter: ServiceExport status', () => {
   });
 
   it('mirrors a leader Failure as Conflict=True with one Event, and clears it when the leader accepts', async () => {
-    const s = setup({ verdictCheckDelaysMs: [1, 1, 1, 1, 1] });
+    const s = setup();
     s.sources.exportService('web', 'nginx');
     const conflict = s.statusWritten((st) => st.conditions?.some((c) => c.type === 'Conflict' && c.status === 'True') ?? false);
     s.exporter.resume(s.leader);
     await s.idle();
-    // The leader judges asynchronously, after our create (antrea: Failure/False on a port mismatch).
+    // The leader judges asynchronously, after our create (antrea: Failure/False on a port
+    // mismatch); the watch of our exports brings its verdict.
     s.leader.touchExportAsLeader(NAMES.service, (re) => ({
       ...re, status: { conditions: [{ type: 'Failure', status: 'False', reason: 'ImportFailed', message: 'ports of Service web/nginx conflict with cluster west' }] },
     }));
+    await s.idle();
     await conflict;
     const c = s.sources.condition('web', 'nginx', 'Conflict');
     assert.equal(c?.reason, 'ImportFailed');
@@ -556,48 +568,6 @@ describe('Exporter: ClusterInfo', () => {
 // Verdicts tied to what the leader judged (issue 21, item 5)
 // ---------------------------------------------------------------------------------------
 
-/**
- * A FakeLeader whose exports are watched (LeaderApi.exportsWatch) through a stream the test
- * controls: every stored RE is held as a watch event until `deliver()`, so a test can let the
- * watch lag behind the answers to the exporter's own writes, as a real one can.
- */
-class WatchedLeader extends FakeLeader {
-  readonly #held: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; re: ResourceExport }[] = [];
-  #callback: ((phase: string, obj: unknown, watchObj?: unknown) => void) | undefined;
-  readonly exportsWatch: { readonly path: string; readonly watch: WatchLike } = {
-    path: `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${this.namespace}/resourceexports`,
-    watch: {
-      watch: (_path, _query, callback) => {
-        this.#callback = callback as (phase: string, obj: unknown, watchObj?: unknown) => void;
-        return Promise.resolve(new AbortController());
-      },
-    },
-  };
-
-  constructor() {
-    super();
-    this.onExportEvent = (type, re) => { this.#held.push({ type, re }); };
-  }
-
-  get watching(): boolean {
-    return this.#callback !== undefined;
-  }
-
-  /** Sends every held event, in the order the leader stored them, all at once. */
-  deliver(): void {
-    while (this.deliverOne());
-  }
-
-  /** Sends the oldest held event; false when none is held. */
-  deliverOne(): boolean {
-    const callback = this.#callback;
-    if (!callback) throw new Error('no watch is open');
-    const next = this.#held.shift();
-    if (next) callback(next.type, next.re, { type: next.type, object: next.re });
-    return next !== undefined;
-  }
-}
-
 /** Polls `test` until it holds, failing after the deadline: for state reached behind a retry timer. */
 async function until(what: string, test: () => boolean): Promise<void> {
   const deadline = Date.now() + DEADLINE_MS;
@@ -614,13 +584,11 @@ const servicePort = (leader: FakeLeader) => stored(leader, NAMES.service)?.spec?
 
 describe('Exporter: verdicts tied to the version the leader judged', () => {
   it('a verdict on an older version, delivered by the watch after our writes, is neither shown nor written over', async () => {
-    const leader = new WatchedLeader();
-    const s = setup({ leader, backoff: { baseMs: 5, maxMs: 20 } });
+    const s = setup({ backoff: { baseMs: 5, maxMs: 20 } });
+    const { leader } = s;
     s.sources.exportService('web', 'nginx');
     s.exporter.resume(leader);
-    await until('the watch of our exports is open', () => leader.watching);
-    await s.idle();
-    leader.deliver();
+    await withDeadline(leader.watchOpen(), 'the watch of our exports is open');
     await s.idle();
     assert.equal(servicePort(leader), 80);
 
@@ -631,10 +599,10 @@ describe('Exporter: verdicts tied to the version the leader judged', () => {
     // a new version the leader has not judged.
     s.sources.putService('web', 'nginx', [{ name: 'http', port: 81, protocol: 'TCP', targetPort: 8080 }]);
     await until('the port-81 spec is on the leader', () => servicePort(leader) === 81);
-    await s.idle();
+    await s.exporterIdle();
     s.sources.putService('web', 'nginx');
     await until('the port-80 spec is on the leader again', () => servicePort(leader) === 80);
-    await s.idle();
+    await s.exporterIdle();
     s.writes();
     const statusWrites = s.statusWrites.length;
     assert.equal(s.sources.condition('web', 'nginx', 'Conflict'), undefined);
@@ -644,7 +612,7 @@ describe('Exporter: verdicts tied to the version the leader judged', () => {
     let delivered = 0;
     while (leader.deliverOne()) {
       delivered += 1;
-      await s.idle();
+      await s.exporterIdle();
     }
     assert.ok(delivered >= 3, `${String(delivered)} events`);
     assert.equal(s.sources.condition('web', 'nginx', 'Conflict'), undefined, 'a refusal of an earlier version is not shown');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LinkLifecycle, PausedError, retryUntilDone } from '../../src/commonarea/leaderlink/lifecycle.js';
+import { WorkQueue } from '../../src/common/runtime/workqueue.js';
 
 describe('LinkLifecycle', () => {
   it('goes new -> active -> paused -> active, saying what each resume changed', () => {
@@ -64,6 +65,50 @@ describe('LinkLifecycle', () => {
     assert.equal(first.aborted, true);
     assert.equal(link.activeSignal.aborted, false);
     assert.equal(link.stopSignal.aborted, false, 'a pause is not a stop');
+  });
+});
+
+describe('LinkLifecycle.drain', () => {
+  it('resolves at once when nothing is queued, running or resyncing', async () => {
+    const queue = new WorkQueue();
+    queue.start(() => Promise.resolve(undefined));
+    await new LinkLifecycle<string>().drain({ resyncing: () => undefined, queue });
+    await queue.stop();
+  });
+
+  it('waits for the resync, the work it queued, a resync begun meanwhile and the work handed on', async () => {
+    const log: string[] = [];
+    const queue = new WorkQueue({ concurrency: 1 });
+    // Work that waits for I/O (a LIST, a status write) goes on in a later turn of the event loop.
+    const io = () => new Promise<void>((resolve) => { setImmediate(resolve); });
+    let resyncing: Promise<void> | undefined;
+    // Like the importer's and the exporter's full resync: it lists (until `listed`), then queues keys.
+    const resync = (keys: readonly string[], listed: Promise<void>): void => {
+      const run: Promise<void> = listed.then(() => {
+        log.push(`resync ${keys.join(',')}`);
+        for (const key of keys) queue.add(key);
+      }).finally(() => {
+        if (resyncing === run) resyncing = undefined;
+      });
+      resyncing = run;
+    };
+    const statusWrites: Promise<void>[] = [];
+    queue.start(async (key) => {
+      await io();
+      log.push(key);
+      const written = io().then(() => { log.push(`status ${key}`); });
+      statusWrites.push(written);
+      // While `a` runs, a second resync begins (e.g. a recreated announce). Its list answers
+      // one turn after `a`'s status write: after the queue and the work handed on were found
+      // at rest, so a drain that stopped there would miss it.
+      if (key === 'a') resync(['b'], written.then(io));
+      return undefined;
+    });
+    resync(['a'], io());
+    await new LinkLifecycle<string>().drain({ resyncing: () => resyncing, queue, handedOn: async () => { await Promise.all(statusWrites); } });
+    log.push('drained');
+    assert.deepEqual(log, ['resync a', 'a', 'status a', 'resync b', 'b', 'status b', 'drained']);
+    await queue.stop();
   });
 });
 

@@ -47,6 +47,16 @@ export type LinkState = 'new' | 'active' | 'paused';
  */
 export type ResumeChange = 'stopped' | 'unchanged' | 'newClient' | 'started' | 'resumed';
 
+/** The work a component does for its link, as {@link LinkLifecycle.drain} waits for it. */
+export interface LinkWork {
+  /** The full resync running now, if any (it queues more work when it ends). */
+  resyncing(): Promise<void> | undefined;
+  /** The component's work queue (common/runtime/workqueue.ts). */
+  readonly queue: { onIdle(): Promise<void>; readonly size: number; readonly inFlight: number };
+  /** Work the queue's items hand on and that counts too, e.g. the exporter's status writes. */
+  handedOn?(): Promise<void>;
+}
+
 export class LinkLifecycle<Api> {
   #state: LinkState = 'new';
   #stopped = false;
@@ -143,6 +153,25 @@ export class LinkLifecycle<Api> {
     const api = this.api;
     if (api === undefined || this.#generation !== generation) throw new PausedError(`${what} were paused`);
     return api;
+  }
+
+  /**
+   * Resolves when `work` has nothing queued or running, a pending full resync included. A
+   * resync ends by queueing every key, and another can start while the queue drains, so one
+   * pass is not enough: it loops until a pass finds both at rest. Callers (tests, mostly) see
+   * a settled state, never the moment between a resync and the work it queued.
+   */
+  async drain(work: LinkWork): Promise<void> {
+    for (;;) {
+      const resyncing = work.resyncing();
+      if (resyncing) {
+        await resyncing;
+        continue;
+      }
+      await work.queue.onIdle();
+      await work.handedOn?.();
+      if (work.resyncing() === undefined && work.queue.size === 0 && work.queue.inFlight === 0) return;
+    }
   }
 }
 

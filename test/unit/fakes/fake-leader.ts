@@ -2,7 +2,9 @@
 // every write, answers 409 to a stale one or to a failed uid precondition, 404/409
 // AlreadyExists like the apiserver, and counts requests so tests can assert the cost of a beat.
 // ResourceExports live in `resourceExports`; a delete removes one at once (finalizers are
-// not simulated) and is recorded in `exportDeletes`.
+// not simulated) and is recorded in `exportDeletes`. Their watch (`exportsWatch`) holds every
+// event until the test delivers it (`deliver`, `deliverOne`), so a test decides when the watch
+// catches up, and can let it lag behind the answers to the exporter's own writes, as a real one can.
 import { ApiException } from '@kubernetes/client-node';
 import type { MemberClusterAnnounce, ResourceExport, ResourceExportList, ResourceImportList } from '../../../src/common/api/antrea.js';
 import type { LeaderApi, LeaderEvent } from '../../../src/commonarea/leader-api.js';
@@ -21,8 +23,6 @@ export class FakeLeader implements LeaderApi {
   readonly resourceExports = new Map<string, ResourceExport>();
   /** Every ResourceExport delete, with the uid precondition it carried. */
   readonly exportDeletes: { name: string; uid: string | undefined }[] = [];
-  /** Called with every ResourceExport stored or deleted, as a watch of them would see it. */
-  onExportEvent: ((type: 'ADDED' | 'MODIFIED' | 'DELETED', re: ResourceExport) => void) | undefined;
   /** Set to alter what ResourceExport get/create/update/list answer. */
   rewriteExportAnswers: ((re: ResourceExport) => ResourceExport) | undefined;
   readonly calls: string[] = [];
@@ -139,7 +139,7 @@ export class FakeLeader implements LeaderApi {
       metadata: { ...obj.metadata, namespace: this.namespace, uid, resourceVersion: String(this.rv), creationTimestamp },
     });
     this.resourceExports.set(name, stored);
-    this.onExportEvent?.(existing ? 'MODIFIED' : 'ADDED', structuredClone(stored));
+    this.exportEvent(existing ? 'MODIFIED' : 'ADDED', stored);
     return this.exportAnswer(stored);
   }
 
@@ -214,14 +214,96 @@ export class FakeLeader implements LeaderApi {
       return Promise.reject(apiError(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid ?? ''}`));
     }
     this.resourceExports.delete(name);
-    this.onExportEvent?.('DELETED', structuredClone(current));
+    // Like the apiserver: the DELETED event carries a resourceVersion of its own.
+    this.rv += 1;
+    this.exportEvent('DELETED', { ...current, metadata: { ...current.metadata, resourceVersion: String(this.rv) } });
     return Promise.resolve();
+  }
+
+  // --- The watch of ResourceExports --------------------------------------------------------
+
+  /** Every ResourceExport change, in the order stored: what a watch from some resourceVersion reports. */
+  readonly #exportEvents: ExportEvent[] = [];
+  readonly #exportWatches = new Set<ExportWatchStream>();
+  readonly #watchOpened: (() => void)[] = [];
+
+  readonly exportsWatch: { readonly path: string; readonly watch: WatchLike } = {
+    path: `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${this.namespace}/resourceexports`,
+    watch: {
+      // Like the apiserver: the events after the resourceVersion asked for (the list's), of
+      // the objects the label selector matches.
+      watch: (_path, query, callback) => {
+        const since = Number(query['resourceVersion'] ?? this.rv);
+        const labelSelector = query['labelSelector'];
+        const stream: ExportWatchStream = {
+          callback: callback as ExportWatchStream['callback'],
+          matches: selectorMatcher(typeof labelSelector === 'string' ? labelSelector : ''),
+          next: this.#exportEvents.findIndex((e) => e.rv > since),
+        };
+        if (stream.next === -1) stream.next = this.#exportEvents.length;
+        const controller = new AbortController();
+        controller.signal.addEventListener('abort', () => { this.#exportWatches.delete(stream); });
+        this.#exportWatches.add(stream);
+        for (const opened of this.#watchOpened.splice(0)) opened();
+        return Promise.resolve(controller);
+      },
+    },
+  };
+
+  private exportEvent(type: ExportEvent['type'], re: ResourceExport): void {
+    this.#exportEvents.push({ type, re: structuredClone(re), rv: Number(re.metadata?.resourceVersion) });
+  }
+
+  /** A watch of ResourceExports is open. */
+  get watching(): boolean {
+    return this.#exportWatches.size > 0;
+  }
+
+  /** Resolves once a watch of ResourceExports is open. */
+  watchOpen(): Promise<void> {
+    if (this.watching) return Promise.resolve();
+    return new Promise((resolve) => { this.#watchOpened.push(resolve); });
+  }
+
+  /** Sends every held event to every open watch, in the order the leader stored them; false when none was held. */
+  deliver(): boolean {
+    let delivered = false;
+    while (this.deliverOne()) delivered = true;
+    return delivered;
+  }
+
+  /** Sends the oldest event an open watch has not had yet; false when none is held. */
+  deliverOne(): boolean {
+    for (const stream of this.#exportWatches) {
+      while (stream.next < this.#exportEvents.length) {
+        const event = this.#exportEvents[stream.next];
+        stream.next += 1;
+        if (!event || !stream.matches(event.re.metadata?.labels ?? {})) continue;
+        const re = structuredClone(event.re);
+        stream.callback(event.type, re, { type: event.type, object: re });
+        return true;
+      }
+    }
+    return false;
   }
 
   listResourceImports(): Promise<ResourceImportList> {
     this.check('list resourceimports');
     return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.rv) }, items: [] });
   }
+}
+
+interface ExportEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly re: ResourceExport;
+  readonly rv: number;
+}
+
+/** One open watch of ResourceExports: its callback, its label selector, and the next event it is owed. */
+interface ExportWatchStream {
+  readonly callback: (phase: string, obj: unknown, watchObj?: unknown) => void;
+  readonly matches: (labels: Readonly<Record<string, string>>) => boolean;
+  next: number;
 }
 
 /** Equality-based label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, comma-separated (all must hold). */
