@@ -51,14 +51,12 @@ export interface EventRequest {
   readonly create: boolean;
 }
 
-interface Outgoing {
+/**
+ * A request waiting or in flight. What a later occurrence of the same Event updates (message,
+ * count, last time) is mutable, so a queued request carries the news instead of a second one.
+ */
+interface Outgoing extends Omit<EventRequest, 'message' | 'count' | 'lastTimestamp' | 'create'> {
   readonly seq: number;
-  readonly logKey: string;
-  readonly name: string;
-  readonly target: EventTarget;
-  readonly type: EventType;
-  readonly reason: string;
-  readonly firstTimestamp: number;
   message: string;
   count: number;
   lastTimestamp: number;
