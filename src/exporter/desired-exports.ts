@@ -8,7 +8,7 @@ import type { ExportPolicyConfig } from '../common/config/config.js';
 import { clusterInfoExport } from './clusterinfo-export.js';
 import { isTerminating } from './export-keys.js';
 import { exportAllowed } from './export-policy.js';
-import { serviceExportPlan, type EndpointSliceLike, type ServiceLike } from './service-export.js';
+import { serviceExportPlan, type CachedEndpointSlice, type CachedService } from './service-export.js';
 import type { WantedCondition } from './status-writer.js';
 
 /** What the exporter reads: the member's caches. All lookups are synchronous. */
@@ -20,9 +20,9 @@ export interface ExportSources {
   synced(kind: 'service' | 'clusterinfo'): boolean;
   serviceExport(namespace: string, name: string): ServiceExport | undefined;
   serviceExports(): readonly ServiceExport[];
-  service(namespace: string, name: string): ServiceLike | undefined;
+  service(namespace: string, name: string): CachedService | undefined;
   /** EndpointSlices labelled `kubernetes.io/service-name=<name>` in `namespace`. */
-  endpointSlices(namespace: string, name: string): readonly EndpointSliceLike[];
+  endpointSlices(namespace: string, name: string): readonly CachedEndpointSlice[];
   /** Gateways of the agent namespace. */
   gateways(): readonly Gateway[];
 }
@@ -67,6 +67,25 @@ export interface DesiredService {
   readonly valid: WantedCondition | undefined;
   /** The export policy refuses the namespace. */
   readonly refused: boolean;
+  /**
+   * The newest resourceVersion among the inputs `desired` was built from (the Service and its
+   * EndpointSlices): which state of the member a verdict on these REs is about.
+   */
+  readonly source?: string | undefined;
+}
+
+/**
+ * The newest of `versions` (kube-apiserver's resourceVersions are one etcd counter for every
+ * object, so the largest is the latest input); undefined when none is a plain number.
+ */
+export function newestVersion(versions: readonly (string | undefined)[]): string | undefined {
+  let newest: bigint | undefined;
+  for (const v of versions) {
+    if (v === undefined || !/^[0-9]{1,30}$/.test(v)) continue;
+    const n = BigInt(v);
+    if (newest === undefined || n > newest) newest = n;
+  }
+  return newest === undefined ? undefined : newest.toString();
 }
 
 /** What the ServiceExport `namespace/name` should have on the leader, and what its `Valid` condition says. */
@@ -79,13 +98,16 @@ export function desiredService(ctx: ExportContext, namespace: string, name: stri
   if (refusal) {
     return { serviceExport, desired: [], valid: { type: SERVICE_EXPORT_CONDITION_VALID, status: 'False', reason: refusal.reason, message: refusal.message }, refused: true };
   }
+  const service = sources.service(namespace, name);
+  const endpointSlices = sources.endpointSlices(namespace, name);
   const plan = serviceExportPlan({
     localClusterID: ctx.localClusterID,
     leaderNamespace: ctx.leaderNamespace,
     serviceExport,
-    service: sources.service(namespace, name),
-    endpointSlices: sources.endpointSlices(namespace, name),
+    service,
+    endpointSlices,
     endpointIPType: policy.endpointIPType,
   });
-  return { serviceExport, desired: plan.exports, valid: { type: SERVICE_EXPORT_CONDITION_VALID, ...plan.valid }, refused: false };
+  const source = newestVersion([service?.metadata?.resourceVersion, ...endpointSlices.map((s) => s.metadata?.resourceVersion)]);
+  return { serviceExport, desired: plan.exports, valid: { type: SERVICE_EXPORT_CONDITION_VALID, ...plan.valid }, refused: false, source };
 }

@@ -330,7 +330,7 @@ export class Exporter implements LeaderLink {
 
   private async reconcileService(key: string, namespace: string, name: string, generation: number): Promise<WorkResult> {
     if (!this.options.sources.synced('service')) return undefined;
-    const { serviceExport, desired, valid, refused } = desiredService(this.options, namespace, name);
+    const { serviceExport, desired, valid, refused, source } = desiredService(this.options, namespace, name);
     const result = await this.writer.apply(key, desired, generation);
     let verdict: Verdict;
     let requeue: WorkResult = undefined;
@@ -343,7 +343,7 @@ export class Exporter implements LeaderLink {
       // The watch brings the leader's verdict when it judges what we wrote: no polling.
       verdict = verdictOn(desired, this.known.entriesOf(key), this.options.leaderNamespace);
     }
-    this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict } : undefined);
+    this.statusWriter.report(this.clusterSet, key, serviceExport && valid ? { valid, refused, verdict, source } : undefined);
     return requeue;
   }
 

@@ -43,6 +43,30 @@ export interface Judgement {
   /** The export policy refuses the namespace (a Warning Event with the Valid reason). */
   readonly refused: boolean;
   readonly verdict: Verdict;
+  /**
+   * The newest resourceVersion of the member's objects the judged REs were built from (the
+   * Service and its EndpointSlices). Each ClusterSet's exporter sees a change of the Service
+   * in its own turn: until all have, one judges the new state and another still the old.
+   */
+  readonly source?: string | undefined;
+}
+
+/** Whether resourceVersion `a` is older than `b` (both plain etcd revisions; anything else is never older). */
+function olderSource(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || !/^[0-9]{1,30}$/.test(a) || !/^[0-9]{1,30}$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
+}
+
+/**
+ * The verdicts that count: one built from an older state of the member than another
+ * ClusterSet's is not yet about what the member exports now, so it counts as not judged.
+ * Without this, a spec change seen by one exporter first (its leader not yet judging the new
+ * spec, the other's still accepting the old one) turned a standing Conflict=True into False
+ * until the first leader refused again: a flap.
+ */
+function currentVerdicts(entries: readonly (readonly [string, Judgement])[]): (readonly [string, Judgement])[] {
+  const newest = entries.reduce<string | undefined>((n, [, j]) => (n === undefined || olderSource(n, j.source) ? j.source ?? n : n), undefined);
+  return entries.map(([clusterSet, j]) => (olderSource(j.source, newest) ? [clusterSet, { ...j, verdict: { kind: 'unknown' } }] as const : [clusterSet, j] as const));
 }
 
 function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, b: WantedCondition): boolean {
@@ -54,10 +78,11 @@ function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, 
  * named) call for, given the `current` ones: `Valid` as the local checks say; `Conflict=True`
  * when any leader refuses, naming the ClusterSets in name order; `Conflict=False` once every
  * leader that judged accepts (only where it was True); nothing about Conflict while no leader
- * has judged. Returns only the conditions that differ from `current`. Pure.
+ * has judged. A verdict on an older state of the member than another ClusterSet's counts as
+ * not judged ({@link currentVerdicts}). Returns only the conditions that differ from `current`. Pure.
  */
 export function changedConditions(judgements: ReadonlyMap<string, Judgement>, current: readonly MetaCondition[]): WantedCondition[] {
-  const entries = [...judgements.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = currentVerdicts([...judgements.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const first = entries[0]?.[1];
   if (!first) return [];
   const wanted: WantedCondition[] = [first.valid];

@@ -27,6 +27,24 @@ describe('changedConditions', () => {
     assert.deepEqual(changedConditions(new Map([['set-a', ok]]), current.slice(0, 1)), []);
     assert.deepEqual(changedConditions(new Map([['set-a', unknown]]), current), []);
   });
+
+  it('a verdict on an older state of the member than another ClusterSet\'s counts as not judged: no flap while the exporters catch up', () => {
+    const at = (j: Judgement, source: string): Judgement => ({ ...j, source });
+    const refusedBefore = [condition('Valid', 'True', 'Succeed', 'the ServiceExport is valid'), condition('Conflict', 'True', 'ImportFailed', 'ClusterSet set-a: ports differ')];
+    // The Service changed (resourceVersion 7 -> 9): set-a rewrote its REs (its leader has not
+    // judged them yet), set-b has not seen the change and still reports its leader's acceptance
+    // of the old spec. Conflict stays True: nobody has accepted what the member exports now.
+    assert.deepEqual(changedConditions(new Map([['set-a', at(unknown, '9')], ['set-b', at(ok, '7')]]), refusedBefore), []);
+    // The other order: set-b rewrote first, set-a still holds its refusal of the old spec.
+    assert.deepEqual(changedConditions(new Map([['set-a', at(failed('ports differ'), '7')], ['set-b', at(unknown, '9')]]), refusedBefore), []);
+    // Both judged the new state: one change.
+    assert.deepEqual(changedConditions(new Map([['set-a', at(ok, '9')], ['set-b', at(ok, '9')]]), refusedBefore), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+    // A refusal of the new state stands at once, whatever the other still says about the old one.
+    const accepted = [refusedBefore[0] as MetaCondition, condition('Conflict', 'False', 'NoConflict', '')];
+    assert.deepEqual(changedConditions(new Map([['set-a', at(failed('ports differ'), '9')], ['set-b', at(ok, '7')]]), accepted).map((c) => c.status), ['True']);
+    // Without a comparable source (e.g. a ServiceExport whose Service is gone) nothing is discounted.
+    assert.deepEqual(changedConditions(new Map([['set-a', ok], ['set-b', at(ok, '9')]]), refusedBefore), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+  });
 });
 
 describe('ExportStatusWriter', () => {
