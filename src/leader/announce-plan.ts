@@ -18,15 +18,19 @@ export type AnnounceAction =
   | { readonly op: 'finalize'; readonly recheckAt: number }
   | { readonly op: 'none'; readonly recheckAt: number | undefined };
 
-/** The announce's last sign of life: touch-ts, else its creation (Antrea's first CREATE carries no touch-ts). */
-export function lastSignOfLife(announce: MemberClusterAnnounce): number | undefined {
+/**
+ * The announce's last sign of life: touch-ts, but no later than `firstSeenMs`, when the leader
+ * first saw that touch-ts (a member clock running ahead cannot postpone its reaping); else its
+ * creation (Antrea's first CREATE carries no touch-ts).
+ */
+export function lastSignOfLife(announce: MemberClusterAnnounce, firstSeenMs?: number): number | undefined {
   const beat = lastBeatOf(announce);
-  if (beat !== undefined) return beat;
+  if (beat !== undefined) return firstSeenMs === undefined ? beat : Math.min(beat, firstSeenMs);
   const created = Date.parse(String(announce.metadata?.creationTimestamp ?? ''));
   return Number.isNaN(created) ? undefined : created;
 }
 
-export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonly ResourceExport[], nowMs: number, staleMs: number): AnnounceAction {
+export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonly ResourceExport[], nowMs: number, staleMs: number, firstSeenMs?: number): AnnounceAction {
   const clusterID = announce.clusterID ?? '';
   const finalizer = announceFinalizer(clusterID);
   const finalizers = announce.metadata?.finalizers ?? [];
@@ -34,7 +38,7 @@ export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonl
     const theirs = exports.filter((re) => re.spec?.clusterID === clusterID && !isDeleting(re)).map((re) => re.metadata?.name ?? '').sort();
     return { op: 'collect', exports: theirs, releaseFinalizer: finalizers.includes(finalizer) };
   }
-  const lastBeat = lastSignOfLife(announce);
+  const lastBeat = lastSignOfLife(announce, firstSeenMs);
   const staleAt = (lastBeat ?? nowMs) + staleMs;
   if (nowMs >= staleAt) return { op: 'reap', lastBeat };
   if (clusterID !== '' && !finalizers.includes(finalizer)) return { op: 'finalize', recheckAt: staleAt };
