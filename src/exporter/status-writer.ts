@@ -9,6 +9,7 @@ import { SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID, type ServiceExport, typ
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { describeError, isNotFound } from '../common/kube/errors.js';
 import { WorkQueue } from '../common/runtime/workqueue.js';
+import { boundText } from '../common/text/bounded.js';
 
 /** ServiceExport condition mirroring the leaders' verdicts on our REs. */
 export const SERVICE_EXPORT_CONDITION_CONFLICT = 'Conflict';
@@ -24,6 +25,19 @@ export const EXPORT_REASON = {
   /** Warning Event reason for a Conflict. */
   ExportConflict: 'ExportConflict',
 } as const;
+
+/**
+ * A leader's verdict message is a peer's text: one is cut to this many bytes before it enters a
+ * ServiceExport condition (our leader sends at most 1 KiB; Antrea's a fixed sentence).
+ */
+export const MAX_LEADER_MESSAGE_BYTES = 2048;
+/** The Conflict message naming every refusing ClusterSet, far below the CRD's maxLength 32768. */
+export const MAX_CONFLICT_MESSAGE_BYTES = 8192;
+
+/** A leader's verdict message as it may enter a ServiceExport condition: bounded, whatever the leader sent. Pure. */
+export function boundedLeaderMessage(message: string): string {
+  return boundText(message, MAX_LEADER_MESSAGE_BYTES);
+}
 
 /** A condition as decided, before times and generations are added. */
 export interface WantedCondition {
@@ -94,7 +108,10 @@ export function changedConditions(judgements: ReadonlyMap<string, Judgement>, cu
     wanted.push({
       type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'True',
       reason: reasons.size === 1 && only !== undefined ? only : EXPORT_REASON.LeaderRejected,
-      message: failed.map((f) => (f.clusterSet === '' ? f.verdict.message : `ClusterSet ${f.clusterSet}: ${f.verdict.message}`)).join('; '),
+      message: boundText(failed.map((f) => {
+        const message = boundedLeaderMessage(f.verdict.message);
+        return f.clusterSet === '' ? message : `ClusterSet ${f.clusterSet}: ${message}`;
+      }).join('; '), MAX_CONFLICT_MESSAGE_BYTES),
     });
   } else if (entries.some(([, j]) => j.verdict.kind === 'ok') && conflict?.status === 'True') {
     wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'False', reason: EXPORT_REASON.NoConflict, message: '' });

@@ -6,11 +6,12 @@
 //   Service RE   <cluster>-<ns>-<name>-service    ⇒ RI <ns>-<name>-service   kind ServiceImport
 //   Endpoints RE <cluster>-<ns>-<name>-endpoints  ⇒ RI <ns>-<name>-endpoints kind Endpoints
 //   ClusterInfo RE <cluster>-clusterinfo          ⇒ RI of the same name      kind ClusterInfo
-// Decisions are functions of the exports alone (never of the RI found, nor of event order),
-// so a restarted leader computes exactly what it wrote before and rewrites nothing.
+// Decisions are functions of the exports and of which Service holds an import already (the
+// import's spec.namespace/spec.name, stored), never of event order, so a restarted leader
+// computes exactly what it wrote before and rewrites nothing.
 import type { EndpointSubset, KubeObject } from '../common/api/meta.js';
 import type { ServiceImportPort, ServiceImportType, SessionAffinityConfig } from '../common/api/mcs.js';
-import { RESOURCE_EXPORT_KIND, RESOURCE_IMPORT_KIND, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
+import { RESOURCE_EXPORT_KIND, RESOURCE_IMPORT_KIND, type ResourceExport, type ResourceImport, type ResourceImportSpec } from '../common/api/antrea.js';
 import {
   ENDPOINT_SOURCES_ANNOTATION,
   RESOURCE_EXPORT_FINALIZER,
@@ -19,8 +20,19 @@ import {
   resourceImportName,
 } from '../common/api/names.js';
 import { parseTimestamp } from '../common/kube/time.js';
+import { boundList, boundText } from '../common/text/bounded.js';
 
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
+/** Two Services whose `<namespace>-<name>` is the same string: the second is refused (Antrea: resourceImportMatchesExport). */
+export const REASON_IMPORT_NAME_CONFLICT = 'ImportNameConflict';
+/**
+ * A verdict message's ceiling in bytes: it is written to the export's status, into an Event, a
+ * log line, and copied by the member into its ServiceExport condition; however many ports or
+ * clusters differ, it stays readable and writable.
+ */
+export const MAX_VERDICT_MESSAGE_BYTES = 1024;
+/** Items of one list (ports, clusters) named in a verdict before "… and N more". */
+const MAX_LISTED = 8;
 
 /** The leader's verdict on one export, written to its status (Antrea: Succeeded / Failure). */
 export type ExportVerdict =
@@ -110,7 +122,7 @@ function describePort(p: ServiceImportPort): string {
 }
 
 function describePorts(ports: readonly ServiceImportPort[]): string {
-  return ports.map(describePort).join(', ') || '(none)';
+  return boundList(ports.map(describePort), MAX_LISTED, 'ports') || '(none)';
 }
 
 function portKey(ports: readonly ServiceImportPort[]): string {
@@ -125,10 +137,15 @@ function portKey(ports: readonly ServiceImportPort[]): string {
  */
 export function mergePorts(oldestFirst: readonly ResourceExport[]): ServiceImportPort[] {
   const merged: ServiceImportPort[] = [];
+  // Sets, not a scan of `merged` per port: a peer may send tens of thousands of ports.
+  const names = new Set<string>();
+  const numbers = new Set<string>();
   for (const re of oldestFirst) {
     for (const port of servicePorts(re)) {
-      if (merged.some((m) => (m.name ?? '') === (port.name ?? ''))) continue;
-      if (merged.some((m) => m.port === port.port && (m.protocol ?? 'TCP') === (port.protocol ?? 'TCP'))) continue;
+      const number = `${String(port.port)}/${port.protocol ?? 'TCP'}`;
+      if (names.has(port.name ?? '') || numbers.has(number)) continue;
+      names.add(port.name ?? '');
+      numbers.add(number);
       merged.push(port);
     }
   }
@@ -157,6 +174,30 @@ export function serviceTraits(re: ResourceExport): ServiceTraits {
   return traits;
 }
 
+/** Kubernetes' default for a ClientIP session affinity without a config (core/v1 defaults). */
+const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS = 10_800;
+
+/**
+ * The traits as Kubernetes would default them: a member that does not send a field (Antrea's
+ * member sends ports only) states the default, not a difference. `sessionAffinity` None,
+ * `internalTrafficPolicy` Cluster, a ClientIP affinity's timeout 10800 s, no config without
+ * ClientIP; `trafficDistribution` has no default. Only for comparing: the import carries the
+ * oldest export's fields as it sent them.
+ */
+export function comparableTraits(traits: ServiceTraits): ServiceTraits {
+  const sessionAffinity = traits.sessionAffinity ?? 'None';
+  const config = sessionAffinity === 'ClientIP'
+    ? { clientIP: { timeoutSeconds: traits.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_CLIENT_IP_TIMEOUT_SECONDS } }
+    : undefined;
+  return {
+    type: traits.type,
+    sessionAffinity,
+    ...(config !== undefined && { sessionAffinityConfig: config }),
+    internalTrafficPolicy: traits.internalTrafficPolicy ?? 'Cluster',
+    ...(traits.trafficDistribution !== undefined && { trafficDistribution: traits.trafficDistribution }),
+  };
+}
+
 const TRAIT_NAMES: Readonly<Record<keyof ServiceTraits, string>> = {
   type: 'headlessness (type)',
   sessionAffinity: 'sessionAffinity',
@@ -172,29 +213,33 @@ interface ServiceDecision {
   readonly verdicts: Map<string, ExportVerdict>;
 }
 
+/** `cluster <id>: <what>` for each export, at most MAX_LISTED of them. */
+function perCluster(live: readonly ResourceExport[], what: (re: ResourceExport, i: number) => string): string {
+  return boundList(live.map((re, i) => `cluster ${clusterOf(re)}: ${what(re, i)}`), MAX_LISTED, 'clusters', '; ');
+}
+
 /**
  * KEP-1645 conflict resolution: the import takes the oldest export's properties and the union
  * of distinct ports; when the exporters disagree on anything, EVERY live export is in conflict
  * (each member's ServiceExport gets Conflict=True), each verdict naming what differs. Antrea's
  * leader instead imports the first exporter's ports and fails the later one only (README,
- * "Differences from Antrea").
+ * "Differences from Antrea"). `exports` are the live Service exports of the Service holding the import.
  */
-function decideService(exports: readonly ResourceExport[]): ServiceDecision {
-  const live = exports.filter((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.Service && !isDeleting(re)).sort(byAge);
+function decideService(live: readonly ResourceExport[]): ServiceDecision {
   const verdicts = new Map<string, ExportVerdict>();
   const winner = live[0];
   if (winner === undefined) return { winner, ports: [], verdicts };
   const ports = mergePorts(live);
   const differences: string[] = [];
   if (new Set(live.map((re) => portKey(servicePorts(re)))).size > 1) {
-    differences.push(`ports differ (${live.map((re) => `cluster ${clusterOf(re)}: ${describePorts(servicePorts(re))}`).join('; ')}); ` +
+    differences.push(`ports differ (${perCluster(live, (re) => describePorts(servicePorts(re)))}); ` +
       `imported: ${describePorts(ports)}, the union of distinct ports, a clash resolved to the oldest export`);
   }
-  const traits = live.map(serviceTraits);
+  const traits = live.map((re) => comparableTraits(serviceTraits(re)));
   for (const key of Object.keys(TRAIT_NAMES) as (keyof ServiceTraits)[]) {
     const values = traits.map((t) => JSON.stringify(t[key] ?? null));
     if (new Set(values).size > 1) {
-      differences.push(`${TRAIT_NAMES[key]} differs (${live.map((re, i) => `cluster ${clusterOf(re)}: ${values[i] ?? ''}`).join('; ')}); imported: ${values[0] ?? ''}`);
+      differences.push(`${TRAIT_NAMES[key]} differs (${perCluster(live, (_, i) => values[i] ?? '')}); imported: ${values[0] ?? ''}`);
     }
   }
   for (const re of live) {
@@ -203,25 +248,74 @@ function decideService(exports: readonly ResourceExport[]): ServiceDecision {
       verdicts.set(re.metadata?.name ?? '', {
         ok: false,
         reason: REASON_CONVERGE_FAILURE,
-        message: `conflict between the exports of ${live.length} clusters, the oldest (cluster ${clusterOf(winner)}, ${winner.metadata?.name ?? ''}) wins: ` +
-          `${differences.join('; ')}. Align the Service in every exporting cluster to clear it`,
+        message: boundText(`conflict between the exports of ${String(live.length)} clusters, the oldest (cluster ${clusterOf(winner)}, ${winner.metadata?.name ?? ''}) wins: ` +
+          `${differences.join('; ')}. Align the Service in every exporting cluster to clear it`, MAX_VERDICT_MESSAGE_BYTES),
       });
     }
   }
   return { winner, ports, verdicts };
 }
 
+/** The Service an export is about, `<namespace>/<name>`: an import's identity (Antrea: spec.namespace, spec.name). */
+function serviceOf(obj: { spec?: { namespace?: string; name?: string } | undefined }): string {
+  return `${obj.spec?.namespace ?? ''}/${obj.spec?.name ?? ''}`;
+}
+
+/** Existing imports by name, as the leader's cache has them. */
+export type ImportLookup = (name: string) => ResourceImport | undefined;
+
+export interface ImportHolder {
+  /** `<namespace>/<name>` of the Service the import belongs to. */
+  readonly service: string;
+  /** Its live Service exports, oldest first. */
+  readonly exports: readonly ResourceExport[];
+}
+
+/**
+ * Which Service holds the import `serviceKey` when Services of different names map to it
+ * (`my-app/web` and `my/app-web` both give `my-app-web-service`): the one the stored import
+ * already names, while it still has a live export (so nothing moves under a running import,
+ * and a restart changes nothing); else the Service of the oldest live export (creation time,
+ * then name). Undefined when no Service export is live.
+ */
+export function importHolder(serviceKey: string, exports: readonly ResourceExport[], existing: ImportLookup = () => undefined): ImportHolder | undefined {
+  const live = exports
+    .filter((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.Service && !isDeleting(re) && importKeyOf(re) === serviceKey)
+    .sort(byAge);
+  const stored = existing(serviceKey);
+  const storedService = stored?.spec === undefined ? undefined : serviceOf(stored);
+  const first = live[0];
+  if (first === undefined) return undefined;
+  const service = storedService !== undefined && live.some((re) => serviceOf(re) === storedService) ? storedService : serviceOf(first);
+  return { service, exports: live.filter((re) => serviceOf(re) === service) };
+}
+
+/** The verdict on an export of a Service that maps to an import another Service holds. */
+function nameConflict(re: ResourceExport, key: string, holder: ImportHolder): ExportVerdict {
+  const holders = boundList([...new Set(holder.exports.map(clusterOf))], MAX_LISTED, 'clusters');
+  return {
+    ok: false,
+    reason: REASON_IMPORT_NAME_CONFLICT,
+    message: boundText(`Service ${serviceOf(re)} maps to ResourceImport ${key} (<namespace>-<name>-<kind>), which Service ${holder.service} ` +
+      `(exported by cluster ${holders}) holds: this export is not imported. Rename one of the two Services or move it to another namespace`, MAX_VERDICT_MESSAGE_BYTES),
+  };
+}
+
 /**
  * The plan for one import key. `exports` are all ResourceExports of the leader namespace that
  * feed this key (deleting ones included); for an Endpoints key, the Service exports of the
- * same Service too.
+ * same Service too. `existing` finds a stored import, for which Service holds a contested name.
  */
-export function planImport(key: string, exports: readonly ResourceExport[]): ImportPlan {
+export function planImport(key: string, exports: readonly ResourceExport[], existing?: ImportLookup): ImportPlan {
   const mine = exports.filter((re) => importKeyOf(re) === key);
   const kind = mine[0]?.spec?.kind;
   if (kind === RESOURCE_EXPORT_KIND.ClusterInfo) return planClusterInfo(key, mine);
   if (kind === RESOURCE_EXPORT_KIND.Service) {
-    const decision = decideService(mine);
+    const holder = importHolder(key, mine, existing);
+    const decision = decideService(holder?.exports ?? []);
+    for (const re of mine) {
+      if (holder !== undefined && !isDeleting(re) && serviceOf(re) !== holder.service) decision.verdicts.set(re.metadata?.name ?? '', nameConflict(re, key, holder));
+    }
     const winner = decision.winner;
     const spec: ResourceImportSpec | undefined = winner === undefined ? undefined : {
       name: winner.spec?.name ?? '',
@@ -231,7 +325,7 @@ export function planImport(key: string, exports: readonly ResourceExport[]): Imp
     };
     return { name: key, spec, verdicts: decision.verdicts };
   }
-  if (kind === RESOURCE_EXPORT_KIND.Endpoints) return planEndpoints(key, mine, exports);
+  if (kind === RESOURCE_EXPORT_KIND.Endpoints) return planEndpoints(key, mine, exports, existing);
   return { name: key, spec: undefined, verdicts: new Map() };
 }
 
@@ -247,19 +341,21 @@ function planClusterInfo(key: string, exports: readonly ResourceExport[]): Impor
   return { name: key, spec, verdicts: new Map() };
 }
 
-function planEndpoints(key: string, endpointExports: readonly ResourceExport[], all: readonly ResourceExport[]): ImportPlan {
+function planEndpoints(key: string, endpointExports: readonly ResourceExport[], all: readonly ResourceExport[], existing?: ImportLookup): ImportPlan {
   const first = endpointExports[0];
-  const namespace = first?.spec?.namespace ?? '';
-  const name = first?.spec?.name ?? '';
-  const serviceKey = resourceImportName(namespace, name, RESOURCE_EXPORT_KIND.Service);
+  const serviceKey = resourceImportName(first?.spec?.namespace ?? '', first?.spec?.name ?? '', RESOURCE_EXPORT_KIND.Service);
+  // The Service holding the Service import holds its Endpoints import too: one rule for both.
+  const holder = importHolder(serviceKey, all, existing);
   const serviceExportOf = new Map<string, ResourceExport>();
-  for (const re of all) {
-    if (importKeyOf(re) === serviceKey && !isDeleting(re)) serviceExportOf.set(clusterOf(re), re);
-  }
+  for (const re of holder?.exports ?? []) serviceExportOf.set(clusterOf(re), re);
   const verdicts = new Map<string, ExportVerdict>();
   const subsets: EndpointSubset[] = [];
   const sources: string[] = [];
   for (const re of endpointExports.filter((e) => !isDeleting(e)).sort(byName)) {
+    if (holder !== undefined && serviceOf(re) !== holder.service) {
+      verdicts.set(re.metadata?.name ?? '', nameConflict(re, key, holder));
+      continue;
+    }
     // Only endpoints of a cluster that exports the Service itself: without it the endpoints
     // have no ports to serve. A conflicting export still contributes (KEP: the conflict is
     // resolved on the Service's properties, every exporter keeps serving).
@@ -270,6 +366,7 @@ function planEndpoints(key: string, endpointExports: readonly ResourceExport[], 
     verdicts.set(re.metadata?.name ?? '', { ok: true });
   }
   const included = [...verdicts.values()].some((v) => v.ok);
+  const [namespace = '', name = ''] = holder === undefined ? [] : holder.service.split('/');
   const spec: ResourceImportSpec | undefined = included ? {
     name,
     namespace,

@@ -18,7 +18,7 @@ export type AnnounceAction =
   | { readonly op: 'finalize'; readonly recheckAt: number }
   | { readonly op: 'none'; readonly recheckAt: number | undefined };
 
-export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonly ResourceExport[], nowMs: number, staleMs: number): AnnounceAction {
+export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonly ResourceExport[], nowMs: number, staleMs: number, firstSeenMs?: number): AnnounceAction {
   const clusterID = announce.clusterID ?? '';
   const finalizer = announceFinalizer(clusterID);
   const finalizers = announce.metadata?.finalizers ?? [];
@@ -26,7 +26,7 @@ export function decideAnnounce(announce: MemberClusterAnnounce, exports: readonl
     const theirs = exports.filter((re) => re.spec?.clusterID === clusterID && !isDeleting(re)).map((re) => re.metadata?.name ?? '').sort();
     return { op: 'collect', exports: theirs, releaseFinalizer: finalizers.includes(finalizer) };
   }
-  const lastBeat = lastSignOfLife(announce);
+  const lastBeat = lastSignOfLife(announce, firstSeenMs);
   const staleAt = (lastBeat ?? nowMs) + staleMs;
   if (nowMs >= staleAt) return { op: 'reap', lastBeat };
   if (clusterID !== '' && !finalizers.includes(finalizer)) return { op: 'finalize', recheckAt: staleAt };

@@ -6,6 +6,8 @@ import { isConflict, isNotFound } from '../common/kube/errors.js';
 import { announceFinalizer, decideAnnounce } from './announce-plan.js';
 import { forEachBounded, orphanExports } from './books.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
+import { lastBeatOf } from '../common/api/announce-times.js';
+import type { BeatSightings } from './observed-beats.js';
 
 // A recheck right after the earliest expiry, not before it.
 export const EXPIRY_SLACK_MS = 50;
@@ -16,6 +18,8 @@ export interface AnnounceOptions {
   readonly gcParallelism: number;
   /** Exports younger than this are not swept for want of an announce. */
   readonly orphanGraceMs: number;
+  /** When the leader first saw each announce's touch-ts (shared with liveness): a stamp from the future does not postpone reaping. */
+  readonly sightings: BeatSightings;
 }
 
 export class AnnounceReconciler {
@@ -33,7 +37,8 @@ export class AnnounceReconciler {
     if (announce === undefined) return undefined;
     const clusterID = announce.clusterID ?? '';
     const now = ctx.now();
-    const action = decideAnnounce(announce, ctx.exports.list(ctx.ns), now, this.#options.staleMemberMs);
+    const firstSeen = this.#options.sightings.see(name, lastBeatOf(announce), now)?.sighting.firstSeenMs;
+    const action = decideAnnounce(announce, ctx.exports.list(ctx.ns), now, this.#options.staleMemberMs, firstSeen);
     switch (action.op) {
       case 'collect': {
         // The member left (or was reaped): its exports go, and with them what they fed.

@@ -41,6 +41,7 @@ import { ExportIndex } from './export-index.js';
 import { ImportReconciler } from './imports.js';
 import { MemberIdsReconciler } from './member-ids-reconciler.js';
 import { StatusReconciler } from './status.js';
+import { BeatSightings } from './observed-beats.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
@@ -146,8 +147,10 @@ export class LeaderController {
     this.#settings = { memberTimeoutSeconds: options.memberTimeoutMs / 1000, staleMemberSeconds: options.staleMemberMs / 1000, sweepIntervalSeconds: this.#sweepIntervalMs / 1000, gcParallelism };
     this.#importReconciler = new ImportReconciler(this.#ctx, this.#index);
     options.metrics?.leaderExportsFrom(() => countVerdicts(this.exports.list(ns)));
-    this.#announceReconciler = new AnnounceReconciler(this.#ctx, { staleMemberMs: options.staleMemberMs, gcParallelism, orphanGraceMs: options.memberTimeoutMs });
-    this.#statusReconciler = new StatusReconciler(this.#ctx, options.memberTimeoutMs);
+    // When this leader first saw each touch-ts: liveness and reaping count a beat from no later than that.
+    const sightings = new BeatSightings();
+    this.#announceReconciler = new AnnounceReconciler(this.#ctx, { staleMemberMs: options.staleMemberMs, gcParallelism, orphanGraceMs: options.memberTimeoutMs, sightings });
+    this.#statusReconciler = new StatusReconciler(this.#ctx, options.memberTimeoutMs, sightings);
     this.#memberIdsReconciler = new MemberIdsReconciler(this.#ctx, options.memberIdsConfigMap ?? MEMBER_IDS_CONFIGMAP);
     this.#queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,

@@ -30,7 +30,8 @@ export class ImportReconciler {
       const re = ctx.exports.get(name, ctx.ns);
       return re === undefined ? [] : [re];
     });
-    const plan = planImport(key, feeding);
+    // Which Service holds a contested import name is read from the stored import.
+    const plan = planImport(key, feeding, (name) => ctx.imports.get(name, ctx.ns));
     const mine = feeding.filter((re) => importKeyOf(re) === key);
     // ClusterInfo: syntax and CIDR overlap with other members are judged here, across keys.
     const checked = clusterInfoVerdicts(mine, ctx.exports.list(ctx.ns));

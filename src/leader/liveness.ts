@@ -3,9 +3,9 @@
 //
 // Unlike Antrea, liveness is read from the announce's stored `touch-ts`, not from when this
 // process last saw an event: a restarted leader neither resurrects a dead member (Antrea
-// counts every announce as fresh for 30 s after a restart) nor forgets a live one. The cost is
-// trusting the member's clock; members and leader are expected to run NTP, and the timeout
-// (three beats by default) absorbs ordinary skew.
+// counts every announce as fresh for 30 s after a restart) nor forgets a live one. A touch-ts
+// from the future is not trusted: a beat counts no later than when the leader first saw it
+// (observed-beats.ts), and the member's status entry says its clock runs ahead.
 import { lastBeatOf } from '../common/api/announce-times.js';
 import type { Condition } from '../common/api/meta.js';
 import {
@@ -18,6 +18,7 @@ import {
 } from '../common/api/antrea.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 import { parseTimestamp, rfc3339 } from '../common/kube/time.js';
+import { CLOCK_AHEAD_NOTE, clockAheadMs, countedBeat } from './observed-beats.js';
 
 export const REASON_CONNECTED = 'Connected';
 export const MESSAGE_CONNECTED = 'Member Connected';
@@ -34,12 +35,21 @@ export interface MemberLiveness {
   readonly lastBeat: number | undefined;
 }
 
-export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, timeoutMs: number): MemberLiveness {
+/**
+ * `firstSeenMs`: when this leader first saw the announce's current touch-ts (observed-beats.ts);
+ * a beat counts from the earlier of the two, so a member's clock running ahead cannot keep it
+ * Ready. Without it the stamp alone counts.
+ */
+export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, timeoutMs: number, firstSeenMs?: number): MemberLiveness {
   const clusterID = announce.clusterID ?? '';
   // No touch-ts at all: a fresh announce (Antrea's member creates it without one), counted from
   // its creation as Antrea's leader does. A malformed one is the member's mistake and said so.
-  const stamped = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION] !== undefined;
-  const lastBeat = stamped ? lastBeatOf(announce) : parseTimestamp(announce.metadata?.creationTimestamp);
+  const stamp = announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION];
+  const stampMs = lastBeatOf(announce);
+  const sighting = stampMs === undefined || firstSeenMs === undefined ? undefined : { stampMs, firstSeenMs };
+  const ahead = sighting === undefined ? undefined : clockAheadMs(sighting);
+  const lastBeat = stamp === undefined ? parseTimestamp(announce.metadata?.creationTimestamp) : sighting === undefined ? stampMs : countedBeat(sighting);
+  const clockNote = ahead === undefined ? '' : `; ${CLOCK_AHEAD_NOTE}`;
   if (lastBeat === undefined) {
     return {
       clusterID, ready: false, expiresAt: undefined, lastBeat,
@@ -47,11 +57,11 @@ export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, t
     };
   }
   const expiresAt = lastBeat + timeoutMs;
-  if (nowMs <= expiresAt) return { clusterID, ready: true, message: MESSAGE_CONNECTED, expiresAt, lastBeat };
+  if (nowMs <= expiresAt) return { clusterID, ready: true, message: MESSAGE_CONNECTED + clockNote, expiresAt, lastBeat };
   return {
     clusterID, ready: false, expiresAt: undefined, lastBeat,
     // Antrea's wording, with the time in RFC 3339 rather than Go's UnixDate.
-    message: `No MemberClusterAnnounce update after ${new Date(lastBeat).toISOString()}`,
+    message: `No MemberClusterAnnounce update after ${new Date(lastBeat).toISOString()}${clockNote}`,
   };
 }
 

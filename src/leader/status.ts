@@ -18,10 +18,13 @@ import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { leaderClusterSetStatus, memberLiveness } from './liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
 import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
+import { clockAheadMs, clockAheadProblem, type BeatSightings } from './observed-beats.js';
+import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
 export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
 export const REASON_DUPLICATE_CLUSTER_ID = 'DuplicateClusterID';
+export const REASON_MEMBER_CLOCK_AHEAD = 'MemberClockAhead';
 
 export class StatusReconciler {
   readonly #ctx: LeaderContext;
@@ -32,10 +35,14 @@ export class StatusReconciler {
   readonly #reported = new Map<string, string>();
   /** `<ClusterSet>/<message>` of each duplicate cluster ID reported now: each is said (log, Event) once. */
   #duplicates = new Set<string>();
+  readonly #sightings: BeatSightings;
+  /** Members whose clock was reported running ahead: said once, again only after it was right in between. */
+  readonly #clockAhead = new Set<string>();
 
-  constructor(ctx: LeaderContext, memberTimeoutMs: number) {
+  constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings) {
     this.#ctx = ctx;
     this.#timeoutMs = memberTimeoutMs;
+    this.#sightings = sightings;
     // Four transitions within ten timeouts: a member that cannot stay up (or down).
     this.#flaps = new FlapTracker(10 * memberTimeoutMs);
   }
@@ -46,14 +53,34 @@ export class StatusReconciler {
     if (deleted) {
       this.#periods.forget(clusterID);
       this.#reported.delete(clusterID);
+      this.#sightings.forget(nameOf(announce));
+      this.#clockAhead.delete(clusterID);
       return;
     }
+    this.#observeClock(announce);
     this.#periods.observe(clusterID, lastBeatOf(announce));
     const problem = timeoutProblem(clusterID, this.#timeoutMs, this.#periods.periodOf(clusterID));
     if (problem === undefined || this.#reported.get(clusterID) === problem) return;
     this.#reported.set(clusterID, problem);
     this.#ctx.log.warn('member timeout too short for a member', { memberClusterID: clusterID, message: problem });
     this.#ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ctx.ns), 'Warning', REASON_TIMEOUT_TOO_SHORT, problem);
+  }
+
+  /** Records when this leader first saw the announce's touch-ts; a stamp from the future is said once (log, Event). */
+  #observeClock(announce: MemberClusterAnnounce): void {
+    const clusterID = announce.clusterID ?? '';
+    const seen = this.#sightings.see(nameOf(announce), lastBeatOf(announce), this.#ctx.now());
+    if (seen === undefined || !seen.fresh) return;
+    const ahead = clockAheadMs(seen.sighting);
+    if (ahead === undefined) {
+      if (this.#clockAhead.delete(clusterID)) this.#ctx.log.info('member clock no longer ahead of the leader\'s', { memberClusterID: clusterID });
+      return;
+    }
+    if (this.#clockAhead.has(clusterID)) return;
+    this.#clockAhead.add(clusterID);
+    const message = clockAheadProblem(clusterID, announce.metadata?.annotations?.[TIMESTAMP_ANNOTATION] ?? '', ahead);
+    this.#ctx.log.warn('member clock ahead of the leader\'s', { memberClusterID: clusterID, aheadMs: ahead, message });
+    this.#ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ctx.ns), 'Warning', REASON_MEMBER_CLOCK_AHEAD, message);
   }
 
   async reconcile(): Promise<undefined | { requeueAfterMs: number }> {
@@ -64,7 +91,7 @@ export class StatusReconciler {
     const duplicatesNow = new Set<string>();
     for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
       const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
-      const members = own.map((a) => memberLiveness(a, now, this.#timeoutMs));
+      const members = own.map((a) => memberLiveness(a, now, this.#timeoutMs, this.#sightings.see(nameOf(a), lastBeatOf(a), now)?.sighting.firstSeenMs));
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }

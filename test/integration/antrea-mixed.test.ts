@@ -3,9 +3,14 @@
 // Every member exports a Service of its own; every member imports every other member's.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { RESOURCE_EXPORT, type ResourceExport } from '../../src/common/api/antrea.js';
+import { SERVICE_EXPORT, type ServiceExport } from '../../src/common/api/mcs.js';
+import { LEADER_NS } from '../harness/clusterset.js';
+import { maybe } from '../harness/imports.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import {
-  exportService, imported, memberStatusOnLeader, startAntreaLeader, startAntreaMember, startOurLeader, startOurMember,
+  APP_NS, exportService, imported, memberStatusOnLeader, startAntreaLeader, startAntreaMember, startOurLeader, startOurMember,
   type InteropLeader, type InteropMember,
 } from '../harness/interop.js';
 import { onFailureShowLogs } from '../harness/report.js';
@@ -55,6 +60,34 @@ describe('interop: a mixed ClusterSet, two members of each kind under a leader o
 
   it('under our leader', async () => {
     await everyoneImportsEveryone(leaders[0] as InteropLeader);
+  });
+
+  // Item 11 of issue 29: Antrea's member sends a Service's ports only. Absent fields are the
+  // Kubernetes defaults, not differences: one Service exported from both kinds is no conflict.
+  it('under our leader, one Service exported by both kinds of member: both exports Succeeded, no Conflict on ours', async () => {
+    const ours = leaders[0] as InteropLeader;
+    const [o1, , a1, a2] = members as [InteropMember, InteropMember, InteropMember, InteropMember];
+    await Promise.all([exportService(o1.cp, 'shared', 80), exportService(a1.cp, 'shared', 80)]);
+    const reApi = ours.cp.adminConfig().makeApiClient(CustomObjectsApi);
+    for (const id of [o1.id, a1.id]) {
+      const verdict = await waitFor(`the leader's verdict on ${id}'s export of shared`, async () => {
+        const re = (await maybe(() => reApi.getNamespacedCustomObject({ group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS, name: `${id}-${APP_NS}-shared-service` }))) as ResourceExport | undefined;
+        return re?.status?.conditions?.[0];
+      }, converge);
+      assert.equal(verdict.type, 'Succeeded', `${id}: ${verdict.reason ?? ''} ${verdict.message ?? ''}`);
+    }
+    const seApi = o1.cp.adminConfig().makeApiClient(CustomObjectsApi);
+    const conditions = await waitFor('our member\'s ServiceExport Valid', async () => {
+      const se = (await seApi.getNamespacedCustomObject({ group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: APP_NS, name: 'shared' })) as ServiceExport;
+      const c = se.status?.conditions ?? [];
+      return c.some((x) => x.type === 'Valid' && x.status === 'True') ? c : undefined;
+    }, converge);
+    assert.ok(!conditions.some((c) => c.type === 'Conflict' && c.status === 'True'), JSON.stringify(conditions));
+    const got = await waitFor('Antrea member a2 imports shared from both', async () => {
+      const i = await imported(a2.cp, 'shared');
+      return i && i.ips.length > 0 ? i : undefined;
+    }, converge);
+    assert.deepEqual(got.ports, [80]);
   });
 
   it('under Antrea\'s leader, after every member moved over (left ours, joined Antrea\'s)', async () => {

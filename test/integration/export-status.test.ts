@@ -134,4 +134,19 @@ exports: { serviceCIDR: 10.96.0.0/12, podCIDRs: [10.244.0.0/16] }
     await agent?.exports.exporterFor('set-b')?.onIdle();
     assert.equal(statusWrites().length, before + 1, 'one status write for the one verdict change');
   });
+
+  // Item 6 of issue 29: a leader's verdict message is the leader's text. One of 1 MB (what an
+  // unbounded leader writes for 30,000 differing ports) would fail the ServiceExport status
+  // write forever (the CRD's condition message has maxLength 32768): the member cuts it.
+  it('a 1 MB verdict (30,000 differing ports) still ends in a written, bounded Conflict condition', async () => {
+    const huge = `ports differ (cluster west: ${Array.from({ length: 30_000 }, (_, i) => `p${String(i)}:${String(i + 1)}/TCP`).join(', ')})`;
+    assert.ok(huge.length > 300_000);
+    await judge(refusing, { type: 'Failure', status: 'False', reason: 'ConvergeFailure', message: huge });
+    const conflict = await waitFor('Conflict=True carrying the start of the huge verdict', async () =>
+      (await serviceExport()).status?.conditions?.find((c) => c.type === 'Conflict' && c.status === 'True' && c.message.includes('p0:1/TCP, p1:2/TCP')), converge);
+    assert.ok(Buffer.byteLength(conflict.message, 'utf8') <= 8192, `${String(Buffer.byteLength(conflict.message, 'utf8'))} bytes`);
+    assert.match(conflict.message, /^ClusterSet set-a: the leader rejected ResourceExport antrea-multicluster\/east-team-a-web-service: ports differ/);
+    assert.match(conflict.message, /… and \d+ more characters$/);
+    assert.ok(!log.lines.some((l) => l.includes('writing ServiceExport status failed')), 'no failed status write');
+  });
 });

@@ -114,11 +114,11 @@ describe('leader books and member trust', () => {
   const getRI = (name: string) => maybe(async () => (await adminObjects().getNamespacedCustomObject({ ...ref(RESOURCE_IMPORT), name })) as ResourceImport);
   const getRE = (name: string) => maybe(async () => (await adminObjects().getNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name })) as ResourceExport);
 
-  const startLeader = async () => {
+  const startLeader = async (staleMemberMs = 86_400_000) => {
     leaderLog = capturedLogger();
     controller = new LeaderController({
       kubeConfig: tokenConfig(leader, leaderToken, LEADER_SA), namespace: LEADER_NS,
-      memberTimeoutMs: MEMBER_TIMEOUT_MS, staleMemberMs: 86_400_000, sweepIntervalMs: SWEEP_MS, gcParallelism: 4,
+      memberTimeoutMs: MEMBER_TIMEOUT_MS, staleMemberMs, sweepIntervalMs: SWEEP_MS, gcParallelism: 4,
       logger: leaderLog.logger, wrapImportWatch: (w) => held.wrap(w),
     });
     await controller.start();
@@ -188,6 +188,41 @@ describe('leader books and member trust', () => {
     await as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('east', 'web') });
     const ri = await waitFor('web imported', () => getRI('default-web-service'), converge);
     assert.equal(ri.metadata?.labels?.[MANAGED_BY_LABEL], MANAGED_BY_LEADER);
+  });
+
+  // Item 1 of issue 29: my-app/web and my/app-web both map to my-app-web-service. One Service
+  // holds the import; the other's export is refused, naming the holder, and never merged.
+  it('two Services, one import name: the first holds it, the second gets ImportNameConflict naming the holder; a restart changes nothing', async () => {
+    await as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('east', 'web', 'my-app') });
+    await waitFor('my-app/web imported', async () => (await getRE('east-my-app-web-service'))?.status?.conditions?.[0]?.type === 'Succeeded', converge);
+    const other = serviceExport('west', 'app-web', 'my');
+    const otherSpec = other.spec?.service?.serviceSpec;
+    assert.ok(otherSpec);
+    otherSpec.ports = [{ name: 'grpc', port: 9000, protocol: 'TCP', targetPort: 9000 }];
+    await as('west').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: other });
+    const refused = await waitFor('my/app-web refused', async () => {
+      const c = (await getRE('west-my-app-web-service'))?.status?.conditions?.[0];
+      return c?.type === 'Failure' ? c : undefined;
+    }, converge);
+    assert.equal(refused.reason, 'ImportNameConflict');
+    assert.match(refused.message ?? '', /^Service my\/app-web maps to ResourceImport my-app-web-service \(<namespace>-<name>-<kind>\), which Service my-app\/web \(exported by cluster east\) holds: this export is not imported/);
+    await controller?.idle();
+    const holder = (await getRE('east-my-app-web-service'))?.status?.conditions?.[0];
+    assert.equal(holder?.type, 'Succeeded', `the holder keeps Succeeded: ${JSON.stringify(holder)}`);
+    const ri = (await getRI('my-app-web-service')) ?? assert.fail('import');
+    assert.deepEqual([ri.spec?.namespace, ri.spec?.name, ri.spec?.serviceImport?.spec?.ports], ['my-app', 'web', [{ name: 'http', port: 80, protocol: 'TCP' }]]);
+    const endpoints = (await getRI('my-app-web-endpoints'));
+    assert.ok(endpoints === undefined || endpoints.spec?.namespace === 'my-app', 'no Endpoints import of the refused Service');
+    // A restarted leader decides the same and writes nothing.
+    await stopLeader();
+    await startLeader();
+    await controller?.idle();
+    assert.equal((await getRI('my-app-web-service'))?.metadata?.resourceVersion, ri.metadata?.resourceVersion, 'the import is not rewritten');
+    assert.equal((await getRE('west-my-app-web-service'))?.status?.conditions?.[0]?.reason, 'ImportNameConflict');
+    assert.equal((await getRE('east-my-app-web-service'))?.status?.conditions?.[0]?.type, 'Succeeded');
+    await as('west').deleteNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name: 'west-my-app-web-service' });
+    await waitFor('the refused export withdrawn', async () => !(await getRE('west-my-app-web-service')), converge);
+    assert.equal((await getRI('my-app-web-service'))?.spec?.namespace, 'my-app', 'withdrawing the refused export leaves the holder\'s import');
   });
 
   it('no member token for a reserved or exempt name; an exempt name with a member ID is not exempt', async () => {
@@ -316,5 +351,44 @@ describe('leader books and member trust', () => {
     }, { timeoutMs: 10_000, intervalMs: 100 });
     assert.ok(Date.now() - before < 10_000);
     await as('east').getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-east' });
+  });
+
+  // Item 7 of issue 29: a member's clock a day fast. Its touch-ts must not keep it Ready, nor
+  // unreaped, after it stops beating: a beat counts from when the leader saw it.
+  it('a member clock a day fast: Disconnected one timeout after its touch-ts stops changing, reaped one stale period after the leader saw it', async (t) => {
+    const STALE_MS = 12_000;
+    const DAY = 86_400_000;
+    await stopLeader();
+    await startLeader(STALE_MS);
+    const memberStatus = async (id: string) => ((await adminObjects().getNamespacedCustomObject({ ...ref(CLUSTERSET), name: CLUSTERSET_ID })) as ClusterSet)
+      .status?.clusterStatuses?.find((s) => s.clusterID === id)?.conditions?.[0];
+    await join('skew', new Date(Date.now() + DAY).toISOString());
+    await waitFor('skew Ready, its clock reported as ahead', async () => {
+      const c = await memberStatus('skew');
+      return c?.status === 'True' && /its touch-ts runs ahead of the leader's clock/.test(c.message ?? '');
+    }, converge);
+    // One more beat, still a day ahead; then the member dies.
+    // As a member beats: read, stamp, replace (again if the leader's finalizer landed in between).
+    await waitFor('skew beats once more', async () => {
+      const mca = (await as('skew').getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-skew' })) as MemberClusterAnnounce;
+      await as('skew').replaceNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-skew',
+        body: { ...mca, metadata: { ...mca.metadata, annotations: { ...mca.metadata?.annotations, 'touch-ts': new Date(Date.now() + DAY).toISOString() } } } });
+      return true;
+    }, converge);
+    const lastBeat = Date.now();
+    const down = await waitFor('skew Disconnected', async () => {
+      const c = await memberStatus('skew');
+      return c?.status === 'False' ? c : undefined;
+    }, { timeoutMs: MEMBER_TIMEOUT_MS + 10_000, intervalMs: 100 });
+    const disconnectedAfter = Date.now() - lastBeat;
+    assert.ok(disconnectedAfter >= MEMBER_TIMEOUT_MS - 500 && disconnectedAfter <= MEMBER_TIMEOUT_MS + 2_500, `Disconnected ${String(disconnectedAfter)} ms after the last beat (timeout ${String(MEMBER_TIMEOUT_MS)} ms)`);
+    assert.match(down.message ?? '', /^No MemberClusterAnnounce update after \S+; its touch-ts runs ahead of the leader's clock/);
+    assert.ok(leaderLog.lines.some((l) => /member clock ahead of the leader's.*member skew stamps touch-ts \S+, 24\.0 h ahead of the leader's clock/.test(l)), 'the skew is logged with its size');
+    await waitFor('skew reaped (announce deleted)', async () =>
+      !(await maybe(() => adminObjects().getNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), name: 'member-announce-from-skew' }))), { timeoutMs: STALE_MS + 10_000, intervalMs: 100 });
+    const reapedAfter = Date.now() - lastBeat;
+    t.diagnostic(`Disconnected ${String(disconnectedAfter)} ms and reaped ${String(reapedAfter)} ms after the last beat (timeout ${String(MEMBER_TIMEOUT_MS)} ms, stale ${String(STALE_MS)} ms)`);
+    assert.ok(reapedAfter >= STALE_MS - 500 && reapedAfter <= STALE_MS + 3_000, `reaped ${String(reapedAfter)} ms after the last beat (stale period ${String(STALE_MS)} ms)`);
+    assert.ok(leaderLog.lines.some((l) => l.includes('stale member removed') && l.includes('member skew')), 'the reaping is logged');
   });
 });

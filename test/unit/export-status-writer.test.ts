@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MetaCondition } from '../../src/common/api/meta.js';
 import type { ServiceExport, ServiceExportStatus } from '../../src/common/api/mcs.js';
-import { changedConditions, ExportStatusWriter, type Judgement } from '../../src/exporter/status-writer.js';
+import { changedConditions, ExportStatusWriter, MAX_CONFLICT_MESSAGE_BYTES, MAX_LEADER_MESSAGE_BYTES, type Judgement } from '../../src/exporter/status-writer.js';
 
 const valid = { type: 'Valid', status: 'True', reason: 'Succeed', message: 'the ServiceExport is valid' } as const;
 const ok: Judgement = { valid, refused: false, verdict: { kind: 'ok' } };
@@ -44,6 +44,27 @@ describe('changedConditions', () => {
     assert.deepEqual(changedConditions(new Map([['set-a', at(failed('ports differ'), '9')], ['set-b', at(ok, '7')]]), accepted).map((c) => c.status), ['True']);
     // Without a comparable source (e.g. a ServiceExport whose Service is gone) nothing is discounted.
     assert.deepEqual(changedConditions(new Map([['set-a', ok], ['set-b', at(ok, '9')]]), refusedBefore), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+  });
+});
+
+describe('a leader\'s verdict message is untrusted text', () => {
+  const huge = `ports differ (cluster west: ${Array.from({ length: 30_000 }, (_, i) => `p${String(i)}:${String(i + 1)}/TCP`).join(', ')})`;
+
+  it('one huge verdict: the Conflict message keeps its start, cut to the bound with how much was left out', () => {
+    const [, conflict] = changedConditions(new Map([['set-a', failed(huge)]]), []);
+    assert.ok(conflict !== undefined);
+    assert.ok(Buffer.byteLength(conflict.message, 'utf8') <= MAX_LEADER_MESSAGE_BYTES + 'ClusterSet set-a: '.length, String(conflict.message.length));
+    assert.match(conflict.message, /^ClusterSet set-a: ports differ \(cluster west: p0:1\/TCP, p1:2\/TCP/);
+    assert.match(conflict.message, /… and \d+ more characters$/);
+  });
+
+  it('many ClusterSets refusing with huge verdicts: the whole message stays far below the CRD\'s 32768', () => {
+    const judgements = new Map(Array.from({ length: 40 }, (_, i) => [`set-${String(i).padStart(2, '0')}`, failed(`€${huge}`)] as const));
+    const [, conflict] = changedConditions(judgements, []);
+    assert.ok(conflict !== undefined);
+    assert.ok(Buffer.byteLength(conflict.message, 'utf8') <= MAX_CONFLICT_MESSAGE_BYTES, String(Buffer.byteLength(conflict.message, 'utf8')));
+    assert.ok(!conflict.message.includes('\uFFFD'));
+    assert.match(conflict.message, /^ClusterSet set-00: €ports differ/);
   });
 });
 

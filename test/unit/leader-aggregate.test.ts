@@ -170,3 +170,129 @@ describe('finalizers', () => {
     assert.deepEqual(withoutLeaderFinalizers([RESOURCE_EXPORT_FINALIZER, 'other', RESOURCE_EXPORT_LEGACY_FINALIZER]), ['other']);
   });
 });
+
+/** A Service export of `<namespace>/<name>`, whatever its import key. */
+function serviceOfRE(cluster: string, namespace: string, name: string, created: string, ports = [{ name: 'http', port: 80 }]): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-${namespace}-${name}-service`, namespace: NS, creationTimestamp: created as unknown as Date, labels: { sourceClusterID: cluster, sourceKind: 'Service', sourceName: name, sourceNamespace: namespace } },
+    spec: { clusterID: cluster, name, namespace, kind: 'Service', service: { serviceSpec: { ports: ports.map((p) => ({ ...p, protocol: 'TCP', targetPort: 8080 as never })) } } },
+  };
+}
+
+function endpointsOfRE(cluster: string, namespace: string, name: string, ip: string): ResourceExport {
+  return {
+    metadata: { name: `${cluster}-${namespace}-${name}-endpoints`, namespace: NS, labels: { sourceClusterID: cluster, sourceKind: 'Endpoints', sourceName: name, sourceNamespace: namespace } },
+    spec: { clusterID: cluster, name, namespace, kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
+  };
+}
+
+describe('planImport: two Services, one import name (my-app/web and my/app-web)', () => {
+  const KEY = 'my-app-web-service';
+  const first = serviceOfRE('east', 'my-app', 'web', '2026-01-01T00:00:00Z');
+  const second = serviceOfRE('west', 'my', 'app-web', '2026-01-02T00:00:00Z');
+
+  it('the oldest export\'s Service holds the import, the other is refused with ImportNameConflict naming the holder', () => {
+    for (const order of [[first, second], [second, first]]) {
+      const plan = planImport(KEY, order);
+      assert.deepEqual(plan.spec, { name: 'web', namespace: 'my-app', kind: 'ServiceImport', serviceImport: { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' } } });
+      assert.equal(verdictOf(plan, 'east-my-app-web-service'), 'ok');
+      assert.match(verdictOf(plan, 'west-my-app-web-service'), /^ImportNameConflict: Service my\/app-web maps to ResourceImport my-app-web-service .*which Service my-app\/web \(exported by cluster east\) holds: this export is not imported/);
+    }
+  });
+
+  it('different ports do not turn the holder\'s export into a conflict', () => {
+    const other = serviceOfRE('west', 'my', 'app-web', '2026-01-02T00:00:00Z', [{ name: 'grpc', port: 9000 }]);
+    const plan = planImport(KEY, [first, other]);
+    assert.equal(verdictOf(plan, 'east-my-app-web-service'), 'ok');
+    assert.deepEqual(plan.spec?.serviceImport?.spec?.ports, [{ name: 'http', port: 80, protocol: 'TCP' }]);
+  });
+
+  it('the Service the stored import names keeps it, even when the other export is older (so a restart changes nothing)', () => {
+    const stored = { metadata: { name: KEY }, spec: { name: 'app-web', namespace: 'my', kind: 'ServiceImport' } };
+    const plan = planImport(KEY, [first, second], (name) => (name === KEY ? stored : undefined));
+    assert.equal(plan.spec?.namespace, 'my');
+    assert.equal(verdictOf(plan, 'west-my-app-web-service'), 'ok');
+    assert.match(verdictOf(plan, 'east-my-app-web-service'), /^ImportNameConflict: Service my-app\/web .* which Service my\/app-web \(exported by cluster west\) holds/);
+  });
+
+  it('once the holder\'s exports are gone, the other Service takes the import over', () => {
+    const stored = { metadata: { name: KEY }, spec: { name: 'web', namespace: 'my-app', kind: 'ServiceImport' } };
+    const withdrawn = { ...first, metadata: { ...first.metadata, ...deleting } };
+    const plan = planImport(KEY, [withdrawn, second], () => stored);
+    assert.equal(plan.spec?.namespace, 'my');
+    assert.equal(verdictOf(plan, 'west-my-app-web-service'), 'ok');
+  });
+
+  it('the Endpoints import carries only the holder\'s endpoints; the other\'s are refused, never merged', () => {
+    const all = [first, second, endpointsOfRE('east', 'my-app', 'web', '10.0.0.1'), endpointsOfRE('west', 'my', 'app-web', '10.9.9.9')];
+    const plan = planImport('my-app-web-endpoints', all);
+    assert.equal(plan.spec?.namespace, 'my-app');
+    assert.equal(plan.spec?.name, 'web');
+    assert.deepEqual(plan.spec?.endpoints?.subsets?.flatMap((s) => s.addresses?.map((a) => a.ip)), ['10.0.0.1']);
+    assert.equal(verdictOf(plan, 'east-my-app-web-endpoints'), 'ok');
+    assert.match(verdictOf(plan, 'west-my-app-web-endpoints'), /^ImportNameConflict: Service my\/app-web maps to ResourceImport my-app-web-endpoints/);
+  });
+});
+
+describe('planImport: fields a member does not send are the Kubernetes defaults (Antrea\'s member sends ports only)', () => {
+  it('absent sessionAffinity / internalTrafficPolicy / sessionAffinityConfig equal None / Cluster / none: no conflict', () => {
+    const antrea = serviceRE('gamma', 'web', [{ name: 'http', port: 80, protocol: 'TCP' }], '2026-01-01T00:00:00Z');
+    const ours = withSpec(serviceRE('east', 'web', [{ name: 'http', port: 80, protocol: 'TCP' }], '2026-01-02T00:00:00Z'), { sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' });
+    for (const order of [[antrea, ours], [ours, antrea]]) {
+      const plan = planImport('team-a-web-service', order);
+      assert.equal(verdictOf(plan, 'gamma-team-a-web-service'), 'ok');
+      assert.equal(verdictOf(plan, 'east-team-a-web-service'), 'ok');
+    }
+    // The import keeps the oldest export's fields as sent: nothing rewritten for an all-Antrea fleet.
+    assert.deepEqual(planImport('team-a-web-service', [antrea, ours]).spec?.serviceImport?.spec, { ports: [{ name: 'http', port: 80, protocol: 'TCP' }], type: 'ClusterSetIP' });
+  });
+
+  it('a ClientIP affinity without a config means 10800 s; another timeout, or affinity against an absent one, still differs', () => {
+    const bare = withSpec(serviceRE('east', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z'), { sessionAffinity: 'ClientIP' });
+    const explicit = withSpec(serviceRE('west', 'web', [{ port: 80 }], '2026-01-02T00:00:00Z'), { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } } });
+    assert.equal(verdictOf(planImport('team-a-web-service', [bare, explicit]), 'west-team-a-web-service'), 'ok');
+    const short = withSpec(explicit, { sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } });
+    assert.match(verdictOf(planImport('team-a-web-service', [bare, short]), 'west-team-a-web-service'), /sessionAffinityConfig differs/);
+    const antrea = serviceRE('gamma', 'web', [{ port: 80 }], '2026-01-03T00:00:00Z');
+    assert.match(verdictOf(planImport('team-a-web-service', [bare, antrea]), 'gamma-team-a-web-service'), /sessionAffinity differs \(cluster east: "ClientIP"; cluster gamma: "None"\)/);
+  });
+
+  it('a stated internalTrafficPolicy Local or a trafficDistribution is a difference from an absent one', () => {
+    const antrea = serviceRE('gamma', 'web', [{ port: 80 }], '2026-01-01T00:00:00Z');
+    const local = withSpec(serviceRE('east', 'web', [{ port: 80 }], '2026-01-02T00:00:00Z'), { internalTrafficPolicy: 'Local', trafficDistribution: 'PreferClose' });
+    const verdict = verdictOf(planImport('team-a-web-service', [antrea, local]), 'east-team-a-web-service');
+    assert.match(verdict, /internalTrafficPolicy differs \(cluster gamma: "Cluster"; cluster east: "Local"\)/);
+    assert.match(verdict, /trafficDistribution differs \(cluster gamma: null; cluster east: "PreferClose"\)/);
+  });
+});
+
+describe('planImport: verdict messages are bounded', () => {
+  it('30,000 differing ports across 20 clusters: at most 1 KiB, a few of each list named and how many more', () => {
+    const many = Array.from({ length: 30_000 }, (_, i) => ({ name: `p${String(i)}`, port: (i % 60_000) + 1 }));
+    const exports = Array.from({ length: 20 }, (_, c) => serviceRE(`c${String(c).padStart(2, '0')}`, 'web', c === 0 ? many : [{ name: 'http', port: 80 }], `2026-01-01T00:00:${String(c).padStart(2, '0')}Z`));
+    const plan = planImport('team-a-web-service', exports);
+    for (const re of exports) {
+      const v = plan.verdicts.get(re.metadata?.name ?? '');
+      assert.ok(v !== undefined && !v.ok);
+      assert.ok(Buffer.byteLength(v.message, 'utf8') <= 1024, `${String(Buffer.byteLength(v.message, 'utf8'))} bytes`);
+      assert.ok(!v.message.includes('\uFFFD'));
+      assert.match(v.message, /… and 29992 more ports/);
+      assert.match(v.message, /… and 12 more clusters/);
+    }
+  });
+
+  it('every trait differing among long cluster IDs: cut to 1 KiB at a character boundary, ending with how much was left out', () => {
+    const exports = Array.from({ length: 12 }, (_, c) => withSpec(
+      serviceRE(`${'x'.repeat(60)}${String(c).padStart(3, '0')}`, 'web', [{ name: `p${String(c)}`, port: 80 + c }], `2026-01-01T00:00:${String(c).padStart(2, '0')}Z`),
+      { clusterIP: c % 2 === 0 ? 'None' : '10.0.0.1', sessionAffinity: c % 2 === 0 ? 'ClientIP' : 'None', internalTrafficPolicy: c % 2 === 0 ? 'Local' : 'Cluster', trafficDistribution: `Zone${String(c)}` },
+    ));
+    const plan = planImport('team-a-web-service', exports);
+    for (const re of exports) {
+      const v = plan.verdicts.get(re.metadata?.name ?? '');
+      assert.ok(v !== undefined && !v.ok);
+      assert.ok(Buffer.byteLength(v.message, 'utf8') <= 1024, `${String(Buffer.byteLength(v.message, 'utf8'))} bytes`);
+      assert.match(v.message, /^conflict between the exports of 12 clusters/);
+      assert.match(v.message, /… and \d+ more characters$/);
+    }
+  });
+});

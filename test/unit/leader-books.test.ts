@@ -164,6 +164,19 @@ describe('leader announces', () => {
   });
 });
 
+describe('leader announces: a touch-ts from the future does not postpone reaping', () => {
+  const fin = 'memberclusterannounce.finalizer.antrea.io/east';
+  const DAY = 86_400_000;
+  it('stale counts from when the leader first saw the stamp, not from the stamp', () => {
+    const ahead = announce('east', { touch: at(DAY), finalizers: [fin] });
+    assert.deepEqual(decideAnnounce(ahead, [], T0 + 59_999, 60_000, T0), { op: 'none', recheckAt: T0 + 60_000 });
+    assert.deepEqual(decideAnnounce(ahead, [], T0 + 60_000, 60_000, T0), { op: 'reap', lastBeat: T0 });
+    assert.equal(lastSignOfLife(ahead, T0), T0);
+    // An honest stamp is itself, whenever the leader first saw it (a restart changes nothing).
+    assert.equal(lastSignOfLife(announce('east', { touch: at(0) }), T0 + 40_000), T0);
+  });
+});
+
 describe('leader liveness that fits every member', () => {
   it('an announce created without touch-ts is Ready from its creation until the timeout', () => {
     const fresh = announce('east', { created: at(0) });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/liveness.js';
 import { memberIdsData } from '../../src/leader/member-ids.js';
+import { BeatSightings, clockAheadMs, clockAheadProblem, countedBeat } from '../../src/leader/observed-beats.js';
 
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 const TIMEOUT = 30_000;
@@ -106,5 +107,54 @@ describe('memberIdsData', () => {
     assert.deepEqual(plan.data, { 'member-eastern': 'eastern', ClusterSetID: 'cs', LeaderClusterID: 'leader' });
     assert.match(plan.problems.join('\n'), /cluster IDs east \(ServiceAccount member-east\) and east-1 \(ServiceAccount member-east-1\) form a dash-prefix pair/);
     assert.match(plan.problems.join('\n'), /ServiceAccount dotted: annotation multicluster.antrea.io\/cluster-id: cluster ID "a\.b" is not valid: a cluster ID is a DNS-1123 label/);
+  });
+});
+
+describe('a touch-ts from the future (the member\'s clock runs ahead)', () => {
+  const DAY = 86_400_000;
+  const ahead = announce('east', new Date(T0 + DAY).toISOString());
+
+  it('counts from when the leader first saw it: Ready for one timeout after that, then Disconnected, saying why', () => {
+    const fresh = memberLiveness(ahead, T0 + TIMEOUT, TIMEOUT, T0);
+    assert.equal(fresh.ready, true);
+    assert.equal(fresh.expiresAt, T0 + TIMEOUT);
+    assert.match(fresh.message, /^Member Connected; its touch-ts runs ahead of the leader's clock: each heartbeat counts from when the leader saw it; set the member cluster's clock right \(NTP\)$/);
+    const stopped = memberLiveness(ahead, T0 + TIMEOUT + 1, TIMEOUT, T0);
+    assert.equal(stopped.ready, false);
+    assert.match(stopped.message, /^No MemberClusterAnnounce update after 2026-12-02T10:00:00.000Z; its touch-ts runs ahead/);
+  });
+
+  it('an honest stamp (earlier than the leader saw it) counts as itself, as before: a restarted leader answers the same', () => {
+    const honest = announce('east', '2026-12-02T10:00:00Z');
+    for (const firstSeen of [T0 + 200, T0 + 45_000]) {
+      assert.deepEqual(memberLiveness(honest, T0 + 40_000, TIMEOUT, firstSeen), memberLiveness(honest, T0 + 40_000, TIMEOUT));
+    }
+  });
+
+  it('a stamp a little ahead (ordinary skew, under 5 s) is counted from the sighting but not reported', () => {
+    const l = memberLiveness(announce('east', new Date(T0 + 3_000).toISOString()), T0, TIMEOUT, T0);
+    assert.equal(l.message, 'Member Connected');
+    assert.equal(l.lastBeat, T0);
+  });
+});
+
+describe('BeatSightings', () => {
+  it('keeps the first sighting of a value, takes a new one for a new value, forgets a deleted announce', () => {
+    const s = new BeatSightings();
+    assert.deepEqual(s.see('a', T0 + 100, T0), { sighting: { stampMs: T0 + 100, firstSeenMs: T0 }, fresh: true });
+    assert.deepEqual(s.see('a', T0 + 100, T0 + 50_000), { sighting: { stampMs: T0 + 100, firstSeenMs: T0 }, fresh: false });
+    assert.deepEqual(s.see('a', T0 + 10_100, T0 + 60_000), { sighting: { stampMs: T0 + 10_100, firstSeenMs: T0 + 60_000 }, fresh: true });
+    s.forget('a');
+    assert.equal(s.see('a', T0 + 10_100, T0 + 70_000)?.sighting.firstSeenMs, T0 + 70_000);
+    assert.equal(s.see('a', undefined, T0 + 80_000), undefined);
+  });
+
+  it('the counted beat is min(touch-ts, first seen); ahead is reported past 5 s, in a bounded message', () => {
+    assert.equal(countedBeat({ stampMs: T0 + 86_400_000, firstSeenMs: T0 }), T0);
+    assert.equal(countedBeat({ stampMs: T0 - 700, firstSeenMs: T0 }), T0 - 700);
+    assert.equal(clockAheadMs({ stampMs: T0 + 5_000, firstSeenMs: T0 }), undefined);
+    assert.equal(clockAheadMs({ stampMs: T0 + 86_400_000, firstSeenMs: T0 }), 86_400_000);
+    assert.equal(clockAheadProblem('east', '2026-12-03T10:00:00Z', 86_400_000),
+      'member east stamps touch-ts 2026-12-03T10:00:00Z, 24.0 h ahead of the leader\'s clock: the leader counts each heartbeat from when it saw the new touch-ts instead; set the member cluster\'s clock right (NTP)');
   });
 });

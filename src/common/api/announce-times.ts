@@ -15,7 +15,12 @@ export function lastBeatOf(announce: MemberClusterAnnounce): number | undefined 
  * The last sign of life (ms since epoch): the last heartbeat, else the announce's creation,
  * since Antrea's member creates its announce without a touch-ts; undefined when neither parses.
  * A malformed touch-ts counts as none here, unlike in the leader's liveness, which reports it.
+ * `firstSeenMs`, where the reader knows it (the leader: leader/observed-beats.ts), is when it
+ * first saw that touch-ts: the beat counts no later than that, so a member clock running ahead
+ * cannot postpone its reaping.
  */
-export function lastSignOfLife(announce: MemberClusterAnnounce): number | undefined {
-  return lastBeatOf(announce) ?? parseTimestamp(announce.metadata?.creationTimestamp);
+export function lastSignOfLife(announce: MemberClusterAnnounce, firstSeenMs?: number): number | undefined {
+  const beat = lastBeatOf(announce);
+  if (beat !== undefined) return firstSeenMs === undefined ? beat : Math.min(beat, firstSeenMs);
+  return parseTimestamp(announce.metadata?.creationTimestamp);
 }
