@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { KubeConfig } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION, DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
-import { MEMBER_ROLE_NAME } from '../leader/member-role.js';
+import { MEMBER_ROLE_NAME } from '../leader/decisions/member-role.js';
 import {
   createMemberToken, DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, DEFAULT_TOKEN_DURATION_SECONDS, MemberTokenError, parseDuration,
 } from '../leader/member-token.js';

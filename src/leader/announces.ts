@@ -3,11 +3,11 @@
 // no announce at all (its finalizer was stripped, or the leader died mid-collection).
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type MemberClusterAnnounce } from '../common/api/antrea.js';
 import { isConflict, isNotFound } from '../common/kube/errors.js';
-import { announceFinalizer, decideAnnounce } from './announce-plan.js';
-import { forEachBounded, orphanExports } from './books.js';
+import { announceFinalizer, decideAnnounce } from './decisions/announce-plan.js';
+import { forEachBounded, orphanExports } from './decisions/books.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { lastBeatOf } from '../common/api/announce-times.js';
-import type { BeatSightings } from './observed-beats.js';
+import type { BeatSightings } from './decisions/observed-beats.js';
 
 // A recheck right after the earliest expiry, not before it.
 export const EXPIRY_SLACK_MS = 50;

@@ -6,11 +6,11 @@ import type { Condition } from '../common/api/meta.js';
 import { RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
 import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../common/kube/errors.js';
 import { rfc3339 } from '../common/kube/time.js';
-import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './aggregate.js';
-import { decideImportWrite, importBody } from './books.js';
-import { clusterInfoVerdicts } from './clusterinfo-check.js';
+import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './decisions/aggregate.js';
+import { decideImportWrite, importBody } from './decisions/books.js';
+import { clusterInfoVerdicts } from './decisions/clusterinfo-check.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
-import type { ExportIndex } from './export-index.js';
+import type { ExportIndex } from './decisions/export-index.js';
 
 /** The import is waiting for its previous incarnation to go: a retry, not a failure. */
 class ImportPending extends Error {}

@@ -3,9 +3,9 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { sameCanonical } from '../common/kube/canonical.js';
 import { isAlreadyExists } from '../common/kube/errors.js';
-import { LEADER_LABELS } from './books.js';
+import { LEADER_LABELS } from './decisions/books.js';
 import type { LeaderContext } from './context.js';
-import { memberIdsData } from './member-ids.js';
+import { memberIdsData } from './decisions/member-ids.js';
 
 export class MemberIdsReconciler {
   readonly #ctx: LeaderContext;

@@ -30,7 +30,7 @@ import { stringify } from 'yaml';
 import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair, DEFAULT_LEADER_NAMESPACE, isDnsLabel, isDnsSubdomain, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
 import { readExemptServiceAccounts } from './admission-exemptions.js';
-import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './member-role.js';
+import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME, memberRulesNotGranted, missingMemberPermissions } from './decisions/member-role.js';
 
 export const DEFAULT_SECRET_NAME = 'leader-token';
 export const DEFAULT_MEMBER_NAMESPACE = 'clusterset-agent';

@@ -12,13 +12,13 @@ import {
 } from '../common/api/antrea.js';
 import { sameCanonical } from '../common/kube/canonical.js';
 import { isNotFound } from '../common/kube/errors.js';
-import { isDeleting } from './aggregate.js';
-import { BeatPeriods, FlapTracker, timeoutProblem } from './beats.js';
+import { isDeleting } from './decisions/aggregate.js';
+import { BeatPeriods, FlapTracker, timeoutProblem } from './decisions/beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
-import { leaderClusterSetStatus, memberLiveness } from './liveness.js';
+import { leaderClusterSetStatus, memberLiveness } from './decisions/liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
-import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
-import { clockAheadMs, clockAheadProblem, type BeatSightings } from './observed-beats.js';
+import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
+import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';

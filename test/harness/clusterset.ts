@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION } from '../../src/common/api/names.js';
-import { ANTREA_MEMBER_ROLE_RULES } from '../../src/leader/member-role.js';
+import { ANTREA_MEMBER_ROLE_RULES } from '../../src/leader/decisions/member-role.js';
 import { createLogger } from '../../src/common/log/logger.js';
 import type { ControlPlane } from './control-plane.js';
 import { applyCrds, createNamespace, createServiceAccountWithRole, issueToken, loadCrdFiles, waitForAccess } from './kube.js';

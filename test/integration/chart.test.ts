@@ -18,7 +18,7 @@ import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CONFIG, EXPORT_ENDPOINT_IP_TYPES, HEARTBEAT_INTERVALS, IMPORTABLE_KINDS, loadConfig, type AgentConfig } from '../../src/common/config/config.js';
 import { EXEMPT_USERNAMES_ANNOTATION, exemptServiceAccountsOf } from '../../src/leader/admission-exemptions.js';
-import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
 import { LOG_LEVELS } from '../../src/common/log/logger.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { parseMetrics } from '../harness/agent-process.js';

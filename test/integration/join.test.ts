@@ -14,7 +14,7 @@ import { startAgent, type Agent } from '../../src/agent.js';
 import { runCommand, type ExitStatus } from '../../src/cli/command.js';
 import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
 import { loadConfig } from '../../src/common/config/config.js';
-import { MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
 import { readAuditEvents } from '../harness/agent-process.js';
 import { ANTREA_MEMBER_ROLE_RULES, AGENT_NS, capturedLogger, installCrds, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { freePort, startControlPlane, type ControlPlane } from '../harness/control-plane.js';

@@ -28,7 +28,7 @@ import {
 } from '../../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import type { WatchLike } from '../../src/common/kube/informer.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_LEADER } from '../../src/leader/books.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_LEADER } from '../../src/leader/decisions/books.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { createMemberToken, MemberTokenError } from '../../src/leader/member-token.js';
 import { capturedLogger, CLUSTERSET_ID, LEADER_NS, setupLeader } from '../harness/clusterset.js';

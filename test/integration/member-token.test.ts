@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../src/common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION, TIMESTAMP_ANNOTATION } from '../../src/common/api/names.js';
 import { httpStatus } from '../../src/common/kube/errors.js';
-import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { ANTREA_MEMBER_ROLE_RULES, MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../src/leader/member-token.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../harness/clusterset.js';

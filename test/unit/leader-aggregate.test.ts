@@ -4,7 +4,7 @@ import type { ResourceExport } from '../../src/common/api/antrea.js';
 import { RESOURCE_EXPORT_FINALIZER, RESOURCE_EXPORT_LEGACY_FINALIZER } from '../../src/common/api/names.js';
 import {
   dependentImportKeys, hasLeaderFinalizer, importKeyOf, planImport, withoutLeaderFinalizers,
-} from '../../src/leader/aggregate.js';
+} from '../../src/leader/decisions/aggregate.js';
 
 const NS = 'antrea-multicluster';
 

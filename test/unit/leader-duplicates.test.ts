@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
-import { DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage } from '../../src/leader/duplicates.js';
-import { leaderClusterSetStatus } from '../../src/leader/liveness.js';
+import { DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage } from '../../src/leader/decisions/duplicates.js';
+import { leaderClusterSetStatus } from '../../src/leader/decisions/liveness.js';
 
 const T0 = Date.parse('2026-12-03T10:00:00Z');
 const UID = 'multicluster.clusterset-agent.io/cluster-uid';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
-import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/liveness.js';
-import { memberIdsData } from '../../src/leader/member-ids.js';
-import { BeatSightings, clockAheadMs, clockAheadProblem, countedBeat } from '../../src/leader/observed-beats.js';
+import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/decisions/liveness.js';
+import { memberIdsData } from '../../src/leader/decisions/member-ids.js';
+import { BeatSightings, clockAheadMs, clockAheadProblem, countedBeat } from '../../src/leader/decisions/observed-beats.js';
 
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 const TIMEOUT = 30_000;

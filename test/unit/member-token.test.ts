@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ANTREA_MEMBER_ROLE_RULES, memberRulesNotGranted, missingMemberPermissions } from '../../src/leader/member-role.js';
+import { ANTREA_MEMBER_ROLE_RULES, memberRulesNotGranted, missingMemberPermissions } from '../../src/leader/decisions/member-role.js';
 import { createMemberToken, leaderCaPem, MemberTokenError, parseDuration } from '../../src/leader/member-token.js';
 
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

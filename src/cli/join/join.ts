@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName } from '../../common/api/names.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
-import { MEMBER_ROLE_NAME } from '../../leader/member-role.js';
+import { MEMBER_ROLE_NAME } from '../../leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
 import { tokenExpiry } from '../report/model.js';
 import {

@@ -3,9 +3,9 @@
 //   silent past staleMs    → reap the announce (its deletion brings the step above)
 //   live, no finalizer     → add the leader's finalizer
 // Re-run at every event and after a crash, it picks up wherever the last run stopped.
-import { lastSignOfLife } from '../common/api/announce-times.js';
-import type { MemberClusterAnnounce, ResourceExport } from '../common/api/antrea.js';
-import { MEMBER_ANNOUNCE_FINALIZER_PREFIX } from '../common/api/names.js';
+import { lastSignOfLife } from '../../common/api/announce-times.js';
+import type { MemberClusterAnnounce, ResourceExport } from '../../common/api/antrea.js';
+import { MEMBER_ANNOUNCE_FINALIZER_PREFIX } from '../../common/api/names.js';
 import { isDeleting } from './aggregate.js';
 
 export function announceFinalizer(clusterID: string): string {

@@ -3,10 +3,10 @@
 // exist: the decision is taken from the object found (its label), not from a key set in memory,
 // so an import created just before its last export was withdrawn is deleted as soon as the
 // import informer shows it, and a restarted leader finds it the same way.
-import type { KubeObject } from '../common/api/meta.js';
-import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../common/api/antrea.js';
-import { sameCanonical } from '../common/kube/canonical.js';
-import { parseTimestamp } from '../common/kube/time.js';
+import type { KubeObject } from '../../common/api/meta.js';
+import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../common/api/antrea.js';
+import { sameCanonical } from '../../common/kube/canonical.js';
+import { parseTimestamp } from '../../common/kube/time.js';
 import { isDeleting } from './aggregate.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';

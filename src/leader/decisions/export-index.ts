@@ -1,6 +1,6 @@
 // Which exports feed which import keys, kept in step with the export informer's events so an
 // import reconcile reads only its own exports instead of scanning them all. Pure (no I/O).
-import type { ResourceExport } from '../common/api/antrea.js';
+import type { ResourceExport } from '../../common/api/antrea.js';
 import { dependentImportKeys } from './aggregate.js';
 
 export class ExportIndex {

@@ -4,9 +4,9 @@
 // The first holder (oldest export, then name) keeps what it claimed; a later claimant is
 // refused on its export's status with the reason, and its ClusterInfo is not imported. Pure.
 import { isIP } from 'node:net';
-import type { KubeObject } from '../common/api/meta.js';
-import { RESOURCE_EXPORT_KIND, type ResourceExport } from '../common/api/antrea.js';
-import { parseTimestamp } from '../common/kube/time.js';
+import type { KubeObject } from '../../common/api/meta.js';
+import { RESOURCE_EXPORT_KIND, type ResourceExport } from '../../common/api/antrea.js';
+import { parseTimestamp } from '../../common/kube/time.js';
 import { isDeleting, type ExportVerdict } from './aggregate.js';
 
 export const REASON_INVALID_CLUSTER_INFO = 'InvalidClusterInfo';

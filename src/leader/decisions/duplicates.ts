@@ -9,14 +9,14 @@
 // reporter that took over after the holder stopped resolved it). Events are written by members
 // and prove nothing: they are reported (condition, Event, metric), never acted on.
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../common/api/antrea.js';
+import { MEMBER_CLUSTER_ANNOUNCE, type MemberClusterAnnounce } from '../../common/api/antrea.js';
 import {
   CLUSTER_UID_ANNOTATION,
   DUPLICATE_CLUSTER_ID_REASON,
   HOLDER_CLUSTER_UID_ANNOTATION,
   MEMBER_ANNOUNCE_PREFIX,
-} from '../common/api/names.js';
-import { parseTimestamp } from '../common/kube/time.js';
+} from '../../common/api/names.js';
+import { parseTimestamp } from '../../common/kube/time.js';
 
 /** The leader's watch of member Events: only this reason. */
 export const DUPLICATE_EVENTS_SELECTOR = `reason=${DUPLICATE_CLUSTER_ID_REASON}`;

@@ -9,18 +9,18 @@
 // Decisions are functions of the exports and of which Service holds an import already (the
 // import's spec.namespace/spec.name, stored), never of event order, so a restarted leader
 // computes exactly what it wrote before and rewrites nothing.
-import type { EndpointSubset, KubeObject } from '../common/api/meta.js';
-import type { ServiceImportPort, ServiceImportType, SessionAffinityConfig } from '../common/api/mcs.js';
-import { RESOURCE_EXPORT_KIND, RESOURCE_IMPORT_KIND, type ResourceExport, type ResourceImport, type ResourceImportSpec } from '../common/api/antrea.js';
+import type { EndpointSubset, KubeObject } from '../../common/api/meta.js';
+import type { ServiceImportPort, ServiceImportType, SessionAffinityConfig } from '../../common/api/mcs.js';
+import { RESOURCE_EXPORT_KIND, RESOURCE_IMPORT_KIND, type ResourceExport, type ResourceImport, type ResourceImportSpec } from '../../common/api/antrea.js';
 import {
   ENDPOINT_SOURCES_ANNOTATION,
   RESOURCE_EXPORT_FINALIZER,
   RESOURCE_EXPORT_LEGACY_FINALIZER,
   RE_LABEL_SOURCE_CLUSTER_ID,
   resourceImportName,
-} from '../common/api/names.js';
-import { parseTimestamp } from '../common/kube/time.js';
-import { boundList, boundText } from '../common/text/bounded.js';
+} from '../../common/api/names.js';
+import { parseTimestamp } from '../../common/kube/time.js';
+import { boundList, boundText } from '../../common/text/bounded.js';
 
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
 /** Two Services whose `<namespace>-<name>` is the same string: the second is refused (Antrea: resourceImportMatchesExport). */

@@ -6,8 +6,8 @@
 // counts every announce as fresh for 30 s after a restart) nor forgets a live one. A touch-ts
 // from the future is not trusted: a beat counts no later than when the leader first saw it
 // (observed-beats.ts), and the member's status entry says its clock runs ahead.
-import { lastBeatOf } from '../common/api/announce-times.js';
-import type { Condition } from '../common/api/meta.js';
+import { lastBeatOf } from '../../common/api/announce-times.js';
+import type { Condition } from '../../common/api/meta.js';
 import {
   CONDITION_TYPE,
   REASON_DISCONNECTED,
@@ -15,9 +15,9 @@ import {
   type ClusterSetStatus,
   type ClusterStatus,
   type MemberClusterAnnounce,
-} from '../common/api/antrea.js';
-import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
-import { parseTimestamp, rfc3339 } from '../common/kube/time.js';
+} from '../../common/api/antrea.js';
+import { TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
+import { parseTimestamp, rfc3339 } from '../../common/kube/time.js';
 import { CLOCK_AHEAD_NOTE, clockAheadMs, countedBeat } from './observed-beats.js';
 
 export const REASON_CONNECTED = 'Connected';

@@ -4,8 +4,8 @@
 //   ClusterSetID / LeaderClusterID → the leader ClusterSet's name and leader ID (announce CREATE)
 // The two reserved keys contain capitals, which no ServiceAccount name can. Pure.
 import type { V1ServiceAccount } from '@kubernetes/client-node';
-import type { ClusterSet } from '../common/api/antrea.js';
-import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair } from '../common/api/names.js';
+import type { ClusterSet } from '../../common/api/antrea.js';
+import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair } from '../../common/api/names.js';
 import { leaderProblem } from './liveness.js';
 
 export const MEMBER_IDS_CLUSTERSET_KEY = 'ClusterSetID';
