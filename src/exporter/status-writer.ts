@@ -10,6 +10,7 @@ import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { describeError, isNotFound } from '../common/kube/errors.js';
 import { WorkQueue } from '../common/runtime/workqueue.js';
 import { boundText } from '../common/text/bounded.js';
+import { olderVersion } from './known-exports.js';
 
 /** ServiceExport condition mirroring the leaders' verdicts on our REs. */
 export const SERVICE_EXPORT_CONDITION_CONFLICT = 'Conflict';
@@ -65,12 +66,6 @@ export interface Judgement {
   readonly source?: string | undefined;
 }
 
-/** Whether resourceVersion `a` is older than `b` (both plain etcd revisions; anything else is never older). */
-function olderSource(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || !/^[0-9]{1,30}$/.test(a) || !/^[0-9]{1,30}$/.test(b)) return false;
-  return BigInt(a) < BigInt(b);
-}
-
 /**
  * The verdicts that count: one built from an older state of the member than another
  * ClusterSet's is not yet about what the member exports now, so it counts as not judged.
@@ -79,8 +74,8 @@ function olderSource(a: string | undefined, b: string | undefined): boolean {
  * until the first leader refused again: a flap.
  */
 function currentVerdicts(entries: readonly (readonly [string, Judgement])[]): (readonly [string, Judgement])[] {
-  const newest = entries.reduce<string | undefined>((n, [, j]) => (n === undefined || olderSource(n, j.source) ? j.source ?? n : n), undefined);
-  return entries.map(([clusterSet, j]) => (olderSource(j.source, newest) ? [clusterSet, { ...j, verdict: { kind: 'unknown' } }] as const : [clusterSet, j] as const));
+  const newest = entries.reduce<string | undefined>((n, [, j]) => (n === undefined || olderVersion(n, j.source) ? j.source ?? n : n), undefined);
+  return entries.map(([clusterSet, j]) => (olderVersion(j.source, newest) ? [clusterSet, { ...j, verdict: { kind: 'unknown' } }] as const : [clusterSet, j] as const));
 }
 
 function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, b: WantedCondition): boolean {
