@@ -197,12 +197,23 @@ ${extra}`,
       assert.equal(endpoints?.metadata?.labels?.['endpointslice.kubernetes.io/skip-mirror'], 'true');
       const si = await local().serviceImport(NS, 'db');
       for (const slice of all) {
-        assert.deepEqual(slice.metadata?.ownerReferences?.map((r) => ({ ...r })), [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'db', uid: si?.metadata?.uid, controller: false }], slice.metadata?.name);
+        assert.deepEqual(JSON.parse(JSON.stringify(slice.metadata?.ownerReferences ?? null)) as unknown, [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'db', uid: si?.metadata?.uid, controller: false }], slice.metadata?.name);
       }
       const hostnames = all.flatMap((s) => (s.endpoints ?? []).filter((e) => e.hostname !== undefined).map((e) => `${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? ''} ${e.hostname ?? ''} ${e.addresses[0] ?? ''}`));
       assert.deepEqual(hostnames.sort(), ['a db-a 10.80.0.1', 'b db-b 10.81.0.1', 'c db-c 10.82.0.1']);
       assert.equal(agent?.imports.counts(CLUSTERSET_ID)?.rejected, 0);
       await withdraw('db');
+
+      // Antrea's leader names no sources: every endpoint of the Service in one run.
+      await ri().create(serviceImportRI(NS, 'flat', [{ name: 'http', port: 80 }]));
+      await ri().create(endpointsRI(NS, 'flat', Array.from({ length: 1200 }, (_, i) => ip(0, i))));
+      const flat = await waitFor('1,200 endpoints of an Antrea leader in slices', async () => {
+        const found = await slices('antrea-mc-flat');
+        return found.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0) === 1200 ? found : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.deepEqual(flat.map((s) => s.endpoints?.length), Array.from({ length: 12 }, () => 100));
+      assert.ok(await local().endpoints(NS, 'antrea-mc-flat'));
+      await withdraw('flat');
     });
   });
 
