@@ -8,6 +8,8 @@ import type { LocalStore, ObjectRef, PlainObject } from './local-store.js';
 import type { Owned, OwnedIndex } from './owned-index.js';
 import type { TakenNames } from './taken-names.js';
 import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import { MCS_SERVICE_NAME_LABEL, sliceServiceName, withOwnerReference } from './endpoint-slices.js';
 import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
@@ -45,6 +47,7 @@ export class Applier {
     for (const original of objects) {
       let desired = original;
       if (desired.kind === 'ServiceImport' && serviceIPs.length > 0) desired = { ...desired, body: withServiceImportIPs(desired.body, serviceIPs) };
+      if (desired.kind === 'EndpointSlice') desired = { ...desired, body: this.ownedByServiceImport(desired) };
       const ref = desiredRef(desired);
       const key = keyOf(ref);
       wanted.add(key);
@@ -93,6 +96,23 @@ export class Applier {
     return 'free';
   }
 
+  /**
+   * The slice with its ServiceImport's owner reference (KEP-1645). The Endpoints import lands
+   * only next to its applied ServiceImport sibling (groups.ts), so the ServiceImport is indexed
+   * as ours with its uid; when it is not (being deleted or created again), the slice waits:
+   * the error retries the import with backoff.
+   */
+  private ownedByServiceImport(desired: DesiredObject): Record<string, unknown> {
+    const name = sliceImportName(desired.body) ?? '';
+    const ref = { group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespaced: true, namespace: desired.namespace ?? '', name };
+    const serviceImport = this.options.owned.get(keyOf(ref));
+    const uid = serviceImport?.deleting === false ? serviceImport.live.metadata?.uid : undefined;
+    if (uid === undefined || uid === '') {
+      throw new Error(`EndpointSlice ${ref.namespace}/${desired.name} waits for its owner, ServiceImport ${ref.namespace}/${name}, to be imported`);
+    }
+    return withOwnerReference(desired.body, name, uid);
+  }
+
   async removeAll(current: Map<string, Owned>, guard: WriteGuard): Promise<void> {
     for (const [key, owned] of current) await this.removeOne(key, owned, guard);
   }
@@ -121,6 +141,12 @@ export class Applier {
         if (!existing) throw err;
         live = existing;
       }
+    }
+    const otherService = foreignSlice(desired, live);
+    if (otherService !== undefined) {
+      // Ours, but another imported Service's: rewriting it would take that Service's endpoints.
+      this.options.conflict(riName, ref, `it holds the endpoints of Service ${otherService}`);
+      return 'conflict';
     }
     if (semanticallyEqual(desired, live)) {
       owned.set(key, { ref, riName, group, live, deleting: false });
@@ -190,4 +216,17 @@ export class Applier {
     this.options.outcome(owned.ref.plural, 'deleted');
     this.options.released(owned.group);
   }
+}
+
+/** The imported Service (the ServiceImport's name) a desired slice belongs to. */
+function sliceImportName(body: Record<string, unknown>): string | undefined {
+  const labels = (body['metadata'] as { labels?: Record<string, string> } | undefined)?.labels;
+  return labels?.[MCS_SERVICE_NAME_LABEL];
+}
+
+/** The other Service a live slice belongs to (its `kubernetes.io/service-name` label), when the desired slice is not its. */
+function foreignSlice(desired: DesiredObject, live: PlainObject): string | undefined {
+  if (desired.kind !== 'EndpointSlice') return undefined;
+  const theirs = sliceServiceName(live);
+  return theirs !== undefined && theirs !== sliceServiceName(desired.body) ? `${desired.namespace ?? ''}/${theirs}` : undefined;
 }

@@ -1,12 +1,14 @@
 // The EndpointSlices an imported Service gets besides Antrea's `antrea-mc-<name>` Endpoints
-// (KEP-1645 "Using EndpointSlice objects to track endpoints"): one slice per source cluster
-// and address family, labelled with the MCS labels and managed by this project, so that
-// Kubernetes (and anything reading EndpointSlices) sees the imported endpoints exactly once;
-// the Endpoints object carries `endpointslice.kubernetes.io/skip-mirror` so the mirroring
-// controller does not publish them a second time. Pure.
+// (KEP-1645 "Using EndpointSlice objects to track endpoints"): per source cluster and address
+// family, at most MAX_ENDPOINTS_PER_SLICE endpoints each, labelled with the MCS labels, managed
+// by this project and owned by the ServiceImport, so that Kubernetes (and anything reading
+// EndpointSlices) sees the imported endpoints exactly once; the Endpoints object carries
+// `endpointslice.kubernetes.io/skip-mirror` so the mirroring controller does not publish them a
+// second time. Pure.
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { antreaMCName } from '../common/api/names.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import { antreaMCName, isDnsLabel } from '../common/api/names.js';
 
 /** KEP-1645 / mcs-api well-known labels. */
 export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
@@ -86,10 +88,33 @@ function endpoint(address: unknown, ready: boolean): Json {
   return out;
 }
 
-/** A readable, valid name part for a cluster ID (a short hash when the ID is not a DNS label). */
+/**
+ * At most this many endpoints per slice, as the EndpointSlice controller writes them
+ * (`--max-endpoints-per-slice` defaults to 100); kube-apiserver refuses more than 1,000.
+ */
+export const MAX_ENDPOINTS_PER_SLICE = 100;
+
+/**
+ * A readable name part for a cluster ID: the ID itself when it is a DNS label (every cluster
+ * ID this project accepts), else a short hash (only a foreign leader sends such IDs; a hash
+ * that equals another cluster's ID only costs a counter suffix, see {@link endpointSlicesFor}).
+ */
 function clusterNamePart(cluster: string): string {
-  if (/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/.test(cluster)) return cluster;
+  if (isDnsLabel(cluster)) return cluster;
   return `c${createHash('sha256').update(cluster).digest('hex').slice(0, 10)}`;
+}
+
+/**
+ * The name of the `n`th slice (from 1) with this service, cluster and family:
+ * `antrea-mc-<name>[.<cluster>].ipv4|ipv6[-<n>]`. The parts are joined by '.', which neither a
+ * Service name nor a cluster ID (DNS labels) can contain, so the first part names exactly one
+ * Service: no two Services share a slice name (with '-', `web` of cluster `prod-east` and
+ * `web-prod` of cluster `east` did). An EndpointSlice name is a DNS subdomain: 10 + 53 (the
+ * `antrea-mc-<name>` Service is a DNS label) + 1 + 63 + 1 + 4 + a counter stays far below 253.
+ */
+function sliceName(service: string, cluster: string | undefined, family: Family, n: number): string {
+  const base = `${service}${cluster === undefined ? '' : `.${clusterNamePart(cluster)}`}.${family.toLowerCase()}`;
+  return n === 1 ? base : `${base}-${String(n)}`;
 }
 
 export interface SliceContent {
@@ -100,10 +125,12 @@ export interface SliceContent {
 }
 
 /**
- * The EndpointSlices of the imported Service `name` from an Endpoints payload's subsets: one per
- * source cluster, address family and port set (normally one port set per cluster). Without
- * sources (an Antrea leader), one per address family and port set, without the source-cluster
- * label. Named `antrea-mc-<name>-<cluster>-ipv4|ipv6[-<n>]`, deterministic for the same input.
+ * The EndpointSlices of the imported Service `name` from an Endpoints payload's subsets: per
+ * source cluster, address family and port set (normally one port set per cluster), split into
+ * slices of at most {@link MAX_ENDPOINTS_PER_SLICE} endpoints in payload order. Without sources
+ * (an Antrea leader), per address family and port set, without the source-cluster label. Named
+ * by {@link sliceName}, the counter running over the port sets and chunks of a (cluster,
+ * family): deterministic for the same input, and distinct within one call by construction.
  */
 export function endpointSlicesFor(name: string, subsets: readonly unknown[], sources: readonly EndpointSource[] | undefined): SliceContent[] {
   const runs: { cluster: string | undefined; subsets: readonly unknown[] }[] = [];
@@ -117,6 +144,7 @@ export function endpointSlicesFor(name: string, subsets: readonly unknown[], sou
   }
   const out: SliceContent[] = [];
   const service = antreaMCName(name);
+  const used = new Set<string>();
   for (const run of runs) {
     const groups = new Map<string, { family: Family; ports: Json[]; endpoints: Json[]; seen: Set<string> }>();
     for (const subset of run.subsets) {
@@ -136,23 +164,65 @@ export function endpointSlicesFor(name: string, subsets: readonly unknown[], sou
         }
       }
     }
-    const perFamily = new Map<Family, number>();
+    const labels: Record<string, string> = {
+      [SLICE_SERVICE_NAME_LABEL]: service,
+      [MCS_SERVICE_NAME_LABEL]: name,
+      [SLICE_MANAGED_BY_LABEL]: SLICE_MANAGED_BY_VALUE,
+      ...(run.cluster !== undefined && { [MCS_SOURCE_CLUSTER_LABEL]: run.cluster }),
+    };
     for (const group of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, g]) => g)) {
-      const n = (perFamily.get(group.family) ?? 0) + 1;
-      perFamily.set(group.family, n);
-      const base = `${service}${run.cluster === undefined ? '' : `-${clusterNamePart(run.cluster)}`}-${group.family.toLowerCase()}`;
-      const labels: Record<string, string> = {
-        [SLICE_SERVICE_NAME_LABEL]: service,
-        [MCS_SERVICE_NAME_LABEL]: name,
-        [SLICE_MANAGED_BY_LABEL]: SLICE_MANAGED_BY_VALUE,
-        ...(run.cluster !== undefined && { [MCS_SOURCE_CLUSTER_LABEL]: run.cluster }),
-      };
-      out.push({
-        name: n === 1 ? base : `${base}-${String(n)}`,
-        labels,
-        content: { addressType: group.family, endpoints: group.endpoints, ports: group.ports },
-      });
+      for (let at = 0; at < group.endpoints.length; at += MAX_ENDPOINTS_PER_SLICE) {
+        // The next free name of this (cluster, family): two cluster IDs with the same name part
+        // (a hashed foreign ID equal to a real one) continue each other's count.
+        let n = 1;
+        while (used.has(sliceName(service, run.cluster, group.family, n))) n += 1;
+        const sliceN = sliceName(service, run.cluster, group.family, n);
+        used.add(sliceN);
+        out.push({
+          name: sliceN,
+          labels: { ...labels },
+          content: { addressType: group.family, endpoints: group.endpoints.slice(at, at + MAX_ENDPOINTS_PER_SLICE), ports: group.ports },
+        });
+      }
     }
   }
   return out;
+}
+
+/**
+ * KEP-1645: "EndpointSlices will have an owner reference to their associated ServiceImport".
+ * `controller: false` as in the KEP's example: the ServiceImport does not manage them, this
+ * agent does (it writes and deletes them itself; garbage collection only removes slices whose
+ * ServiceImport is gone). `blockOwnerDeletion` is left unset: setting it true needs `update`
+ * on `serviceimports/finalizers` where OwnerReferencesPermissionEnforcement is enabled, and a
+ * foreground delete of a ServiceImport has no reason to wait for its slices.
+ */
+export function serviceImportOwnerReference(name: string, uid: string): Json {
+  return { apiVersion: SERVICE_IMPORT.apiVersion, kind: SERVICE_IMPORT.kind, name, uid, controller: false };
+}
+
+function isServiceImportReference(ref: unknown): boolean {
+  const r = recordOf(ref);
+  return r['kind'] === SERVICE_IMPORT.kind && typeof r['apiVersion'] === 'string' && r['apiVersion'].startsWith(`${SERVICE_IMPORT.group}/`);
+}
+
+/** `body` (a slice) owned by its ServiceImport `name` of `uid`: any other ServiceImport reference replaced, other owners kept. */
+export function withOwnerReference(body: Readonly<Json>, name: string, uid: string): Json {
+  const out = structuredClone(body) as Json;
+  const metadata = recordOf(out['metadata']);
+  const others = arrayOf(metadata['ownerReferences']).filter((ref) => !isServiceImportReference(ref));
+  metadata['ownerReferences'] = [...others, serviceImportOwnerReference(name, uid)];
+  out['metadata'] = metadata;
+  return out;
+}
+
+/** The ServiceImport references of an object's metadata, as written (to compare desired with live). */
+export function serviceImportReferences(object: Readonly<Json>): unknown[] {
+  return arrayOf(recordOf(object['metadata'])['ownerReferences']).filter(isServiceImportReference);
+}
+
+/** The Service an EndpointSlice belongs to (its `kubernetes.io/service-name` label), if any. */
+export function sliceServiceName(object: Readonly<Json>): string | undefined {
+  const value = recordOf(recordOf(object['metadata'])['labels'])[SLICE_SERVICE_NAME_LABEL];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -23,7 +23,7 @@ import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';
-import { describeError, isNamespaceTerminating, isNotFound } from '../common/kube/errors.js';
+import { apiStatus, describeError, httpStatus, isNamespaceTerminating, isNotFound } from '../common/kube/errors.js';
 import { ExclusiveGate } from '../common/runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../common/runtime/workqueue.js';
 import type { ImportCounts } from '../conditions/status/compute.js';
@@ -34,7 +34,7 @@ import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups
 import type { LocalStore, ObjectRef } from './local-store.js';
 import { OwnedIndex } from './owned-index.js';
 import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
-import { checkImport, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
+import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import type { TakenNames } from './taken-names.js';
@@ -69,6 +69,20 @@ export interface ImporterOptions {
 }
 
 const GC_KEY = '\u0000gc';
+
+/**
+ * What kube-apiserver refused as invalid (422 Invalid, 400 BadRequest): the same object is
+ * refused again, so retrying cannot help; undefined for every other error.
+ */
+function refusedObject(err: unknown): { object: string; reason: string } | undefined {
+  const status = httpStatus(err);
+  if (status !== 422 && status !== 400) return undefined;
+  const details = apiStatus(err)?.details;
+  return {
+    object: details?.name !== undefined ? `${details.kind ?? 'object'} ${details.name}` : 'an object',
+    reason: apiStatus(err)?.message ?? `HTTP ${String(status)}`,
+  };
+}
 const MISSING_KIND_RECHECK_MS = 60_000;
 /** Delay before refusals for the cap are retried after slots were freed (coalesces many releases). */
 const CAPACITY_RETRY_MS = 500;
@@ -125,6 +139,8 @@ export class Importer implements LeaderLink {
   private readonly riState: RiState;
   /** Index rebuilds and purges take it exclusively; reconciles share it. */
   private readonly gate = new ExclusiveGate();
+  /** The resourceVersion of each RI whose objects kube-apiserver refused as invalid. */
+  private readonly refusedAt = new Map<string, string>();
 
   constructor(private readonly options: ImporterOptions) {
     this.capacity = new ImportCapacity(options.policy.maxObjectsPerLeader);
@@ -476,6 +492,7 @@ export class Importer implements LeaderLink {
     const ri = informer.get(riName, this.options.owner.leaderNamespace);
     const current = this.owned.ofRI(riName);
     if (!ri) {
+      this.refusedAt.delete(riName);
       this.riState.forget(riName);
       await this.applier.removeAll(current, guard);
       return undefined;
@@ -528,10 +545,28 @@ export class Importer implements LeaderLink {
       await this.applier.removeAll(current, guard);
       return undefined;
     }
+    const resourceVersion = ri.metadata?.resourceVersion ?? '';
+    if (this.refusedAt.get(riName) === resourceVersion && this.riState.rejection(riName)?.rule === 'InvalidObject') {
+      // The API server refused this very version: trying again would create and delete its
+      // first objects at every resync. A new version of the ResourceImport is tried again.
+      return undefined;
+    }
+    this.refusedAt.delete(riName);
     try {
       const result = await this.applier.apply(riName, kind, plan.objects, current, guard);
       this.riState.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
+      // An Endpoints import is whole or nothing: slices written before the one in the way go
+      // (its Service and ServiceImport stay, with the ImportConflict Event naming the object).
+      if (result === 'conflict' && kind === RESOURCE_IMPORT_KIND.Endpoints) await this.applier.removeAll(this.owned.ofRI(riName), guard);
     } catch (err) {
+      const refused = refusedObject(err);
+      if (refused !== undefined) {
+        this.refusedAt.set(riName, resourceVersion);
+        this.unadmit(riName, group.key);
+        this.reject(riName, kind, invalidObject(ri, refused.object, refused.reason), false, plan);
+        await this.applier.removeAll(this.owned.ofRI(riName), guard);
+        return undefined;
+      }
       if (isNamespaceTerminating(err)) {
         // The namespace cache has not seen the deletion yet: the same refusal, waiting for the
         // namespace to be created again (no retry until then).

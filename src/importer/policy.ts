@@ -31,6 +31,8 @@ export type RejectionRule =
   | 'ObjectTooLarge'
   | 'TooManyObjects'
   | 'InvalidPayload'
+  /** The member's kube-apiserver refused an object of the import as invalid (HTTP 422 or 400; importer.ts). */
+  | 'InvalidObject'
   /** An Endpoints import whose ServiceImport sibling is not (or not yet) imported: held back (importer.ts). */
   | 'ServiceNotImported';
 
@@ -67,6 +69,12 @@ export function rejectionDetail(rejection: Rejection): string {
   const marker = `rejected (${rejection.rule}): `;
   const at = rejection.message.indexOf(marker);
   return at === -1 ? rejection.message : rejection.message.slice(at + marker.length);
+}
+
+/** The member's kube-apiserver refused `object` (HTTP 422 or 400) with `reason`: nothing of the import is kept. */
+export function invalidObject(ri: ResourceImport, object: string, reason: string): Rejection {
+  const shown = reason.length > 300 ? `${reason.slice(0, 300)}... (${reason.length} characters)` : reason;
+  return rejectionOf(ri, 'InvalidObject', `kube-apiserver refused ${object}: ${shown}; nothing of this import is kept until the ResourceImport changes`);
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   IMPORTED_ACNP_ANNOTATION,
   IMPORTED_SERVICE_ANNOTATION,
 } from '../common/api/names.js';
-import { endpointSlicesFor, parseEndpointSources, SKIP_MIRROR_LABEL } from './endpoint-slices.js';
+import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_MIRROR_LABEL, withOwnerReference } from './endpoint-slices.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { isRecord, type Json } from '../common/kube/json.js';
 
@@ -290,20 +290,22 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
       const subsets = recordOf(endpoints)['subsets'];
       if (Array.isArray(subsets)) content['subsets'] = subsets.map(endpointSubset);
       // Antrea's Endpoints stay (Antrea's proxy reads them) but are not mirrored: the
-      // EndpointSlices below are the one set Kubernetes sees.
-      const objects = [build(ri, owner, kind, {
+      // EndpointSlices are the one set Kubernetes sees. The slices come first, so that
+      // skip-mirror Endpoints never stand without them (a refused slice stops the apply).
+      const objects: DesiredObject[] = [];
+      const sources = parseEndpointSources(ri.metadata?.annotations?.[ENDPOINT_SOURCES_ANNOTATION], arrayOf(content['subsets']).length);
+      // A malformed sources annotation is refused by the firewall (policy.ts); here it only must not throw.
+      for (const slice of endpointSlicesFor(name, arrayOf(content['subsets']), typeof sources === 'string' ? undefined : sources)) {
+        objects.push(build(ri, owner, kind, { resource: ENDPOINT_SLICE_RESOURCE, name: slice.name, namespace, labels: slice.labels, content: slice.content }));
+      }
+      objects.push(build(ri, owner, kind, {
         resource: ENDPOINTS_RESOURCE,
         name: antreaMCName(name),
         namespace,
         annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
         labels: { [SKIP_MIRROR_LABEL]: ANNOTATION_TRUE },
         content,
-      })];
-      const sources = parseEndpointSources(ri.metadata?.annotations?.[ENDPOINT_SOURCES_ANNOTATION], arrayOf(content['subsets']).length);
-      // A malformed sources annotation is refused by the firewall (policy.ts); here it only must not throw.
-      for (const slice of endpointSlicesFor(name, arrayOf(content['subsets']), typeof sources === 'string' ? undefined : sources)) {
-        objects.push(build(ri, owner, kind, { resource: ENDPOINT_SLICE_RESOURCE, name: slice.name, namespace, labels: slice.labels, content: slice.content }));
-      }
+      }));
       return { kind: 'apply', objects };
     }
     case RESOURCE_IMPORT_KIND.ClusterInfo: {
@@ -455,7 +457,10 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
     case ENDPOINTS_RESOURCE.kind:
       return isDeepStrictEqual(endpointPairs(desired.body['subsets']), endpointPairs(live['subsets']));
     case ENDPOINT_SLICE_RESOURCE.kind:
-      return SLICE_FIELDS.every((key) => sameCanonical(desired.body[key], live[key]));
+      // The owner reference carries the ServiceImport's uid: a ServiceImport created again
+      // must be referenced again, or the garbage collector takes the slice.
+      return SLICE_FIELDS.every((key) => sameCanonical(desired.body[key], live[key])) &&
+        sameCanonical(serviceImportReferences(desired.body), serviceImportReferences(live));
     case SERVICE_IMPORT.kind: {
       const dropIPs = canonical(want['ips']) === undefined;
       return isDeepStrictEqual(serviceImportComparable(want, dropIPs), serviceImportComparable(have, dropIPs));
@@ -503,9 +508,13 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       if (body['subsets'] === undefined) delete out['subsets'];
       else out['subsets'] = structuredClone(body['subsets']);
       break;
-    case ENDPOINT_SLICE_RESOURCE.kind:
+    case ENDPOINT_SLICE_RESOURCE.kind: {
       for (const key of SLICE_FIELDS) out[key] = structuredClone(body[key]);
+      // Our ServiceImport reference replaces any earlier one (an older uid); other owners stay.
+      const reference = recordOf(serviceImportReferences(body)[0]);
+      if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') return withOwnerReference(out, reference['name'], reference['uid']);
       break;
+    }
     case SERVICE_IMPORT.kind: {
       const liveIPs = recordOf(live['spec'])['ips'];
       if (want['ips'] === undefined && liveIPs !== undefined) want['ips'] = structuredClone(liveIPs);

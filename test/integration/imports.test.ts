@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CustomObjectsApi, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1CustomResourceDefinition, type V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { ResourceImport } from '../../src/common/api/antrea.js';
-import { IMPORTED_SERVICE_ANNOTATION } from '../../src/common/api/names.js';
+import { ENDPOINT_SOURCES_ANNOTATION, IMPORTED_SERVICE_ANNOTATION } from '../../src/common/api/names.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { CLUSTERSET_LABEL, MANAGED_BY_LABEL } from '../../src/importer/ownership.js';
+import { CLUSTERSET_LABEL, MANAGED_BY_LABEL, RESOURCE_IMPORT_ANNOTATION } from '../../src/importer/ownership.js';
 import {
   AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
 } from '../harness/clusterset.js';
@@ -112,6 +112,109 @@ ${extra}`,
     assert.ok(await local().service('team-a', 'antrea-mc-db'), 'the Service stays while its ServiceImport is published');
     await ri().delete('team-a-db-service');
     await waitFor('Service gone', async () => (await local().service('team-a', 'antrea-mc-db')) === undefined, converge);
+  });
+
+  describe('EndpointSlices', () => {
+    const NS = 'team-c';
+    const discovery = () => member.adminConfig().makeApiClient(DiscoveryV1Api);
+    const slices = async (service?: string) => (await discovery().listNamespacedEndpointSlice({ namespace: NS, ...(service !== undefined && { labelSelector: `kubernetes.io/service-name=${service}` }) })).items;
+    /** An Endpoints RI as our leader writes it: one run of subsets per cluster, named in the sources annotation. */
+    const sourcedEndpointsRI = (name: string, runs: { cluster: string; addresses: { ip: string; hostname?: string }[] }[]): ResourceImport => {
+      const base = endpointsRI(NS, name, []);
+      return {
+        ...base,
+        metadata: { ...base.metadata, annotations: { [ENDPOINT_SOURCES_ANNOTATION]: runs.map((r) => `${r.cluster}=1`).join(',') } },
+        spec: { ...base.spec, endpoints: { subsets: runs.map((r) => ({ addresses: r.addresses, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] })) } },
+      };
+    };
+    const importService = async (name: string, runs: Parameters<typeof sourcedEndpointsRI>[1]) => {
+      await ri().create(serviceImportRI(NS, name, [{ name: 'http', port: 80 }]));
+      await ri().create(sourcedEndpointsRI(name, runs));
+    };
+    const withdraw = async (name: string) => {
+      await ri().delete(`${NS}-${name}-endpoints`);
+      await ri().delete(`${NS}-${name}-service`);
+      await waitFor(`${name} withdrawn`, async () => (await local().service(NS, `antrea-mc-${name}`)) === undefined && (await slices(`antrea-mc-${name}`)).length === 0, converge);
+    };
+    const row = (s: V1EndpointSlice) => `${s.metadata?.name ?? ''} ${(s.endpoints ?? []).map((e) => e.addresses.join('+')).join(',')}`;
+
+    before(async () => { await createNamespace(member.adminConfig(), NS); });
+
+    it('imports web of prod-east and web-prod of east, whose dash-joined slice names collided, side by side, and withdraws each without touching the other\'s', async () => {
+      await importService('web', [{ cluster: 'prod-east', addresses: [{ ip: '10.70.0.1' }] }]);
+      await importService('web-prod', [{ cluster: 'east', addresses: [{ ip: '10.70.0.2' }] }]);
+      await waitFor('both slices', async () => (await slices()).length === 2, converge);
+      await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+      assert.deepEqual((await slices('antrea-mc-web')).map(row), ['antrea-mc-web.prod-east.ipv4 10.70.0.1']);
+      const [other] = await slices('antrea-mc-web-prod');
+      assert.deepEqual(other && row(other), 'antrea-mc-web-prod.east.ipv4 10.70.0.2');
+      assert.equal(agent?.imports.counts(CLUSTERSET_ID)?.conflicts, 0);
+      await withdraw('web');
+      const [kept] = await slices('antrea-mc-web-prod');
+      assert.equal(kept?.metadata?.uid, other?.metadata?.uid, 'the other Service\'s slice is the same object');
+      assert.equal(kept?.metadata?.resourceVersion, other?.metadata?.resourceVersion, 'and was not written');
+      await withdraw('web-prod');
+    });
+
+    it('replaces the slices a previous version wrote under dash-joined names at a restart, and leaves a user\'s slice of such a name alone', async () => {
+      await importService('web', [{ cluster: 'prod-east', addresses: [{ ip: '10.71.0.1' }] }]);
+      await waitFor('the slice', async () => (await slices('antrea-mc-web')).length === 1, converge);
+      await agent?.imports.importerFor(CLUSTERSET_ID)?.onIdle();
+      const [current] = await slices('antrea-mc-web');
+      const ours = current?.metadata?.labels ?? {};
+      await agent?.stop();
+      // What the previous version left: its slice of web, and the one web-prod of east wrote over
+      // it under the same name (annotated with web-prod's import, which the leader withdrew since).
+      const oldSlice = (name: string, service: string, importName: string, labels: Record<string, string>) => discovery().createNamespacedEndpointSlice({ namespace: NS, body: {
+        metadata: { name, labels: { ...labels, 'kubernetes.io/service-name': service }, annotations: { [RESOURCE_IMPORT_ANNOTATION]: importName } },
+        addressType: 'IPv4', endpoints: [{ addresses: ['10.71.9.9'] }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      } });
+      await oldSlice('antrea-mc-web-prod-east-ipv4', 'antrea-mc-web-prod', `${NS}-web-prod-endpoints`, ours);
+      await oldSlice('antrea-mc-web-ipv4', 'antrea-mc-web', `${NS}-web-endpoints`, ours);
+      const users = await oldSlice('antrea-mc-web-east-ipv4', 'antrea-mc-web', `${NS}-web-endpoints`, { 'kubernetes.io/service-name': 'antrea-mc-web' });
+      await startMemberAgent();
+      await waitFor('exactly the new set and the user\'s slice', async () =>
+        JSON.stringify((await slices()).map((s) => s.metadata?.name).sort()) === JSON.stringify(['antrea-mc-web-east-ipv4', 'antrea-mc-web.prod-east.ipv4']), converge);
+      const [after] = await slices('antrea-mc-web').then((all) => all.filter((s) => s.metadata?.name === 'antrea-mc-web-east-ipv4'));
+      assert.equal(after?.metadata?.resourceVersion, users.metadata?.resourceVersion, 'the user\'s slice was not written');
+      await discovery().deleteNamespacedEndpointSlice({ namespace: NS, name: 'antrea-mc-web-east-ipv4' });
+      await withdraw('web');
+    });
+
+    it('imports 1,200 endpoints of three clusters in slices of at most 100, owned by the ServiceImport, with the Endpoints, keeping hostnames', async () => {
+      const ip = (c: number, i: number) => `10.${String(80 + c)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`;
+      const runs = ['a', 'b', 'c'].map((cluster, c) => ({ cluster, addresses: Array.from({ length: 400 }, (_, i) => ({ ip: ip(c, i), ...(i === 0 && { hostname: `db-${cluster}` }) })) }));
+      await importService('db', runs);
+      const all = await waitFor('1,200 endpoints in slices', async () => {
+        const found = await slices('antrea-mc-db');
+        return found.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0) === 1200 ? found : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal(all.length, 12);
+      assert.ok(all.every((s) => (s.endpoints?.length ?? 0) <= 100), all.map((s) => s.endpoints?.length).join(','));
+      assert.equal(new Set(all.flatMap((s) => (s.endpoints ?? []).map((e) => e.addresses[0]))).size, 1200);
+      const endpoints = await local().endpoints(NS, 'antrea-mc-db');
+      assert.equal(endpoints?.subsets?.reduce((n, s) => n + (s.addresses?.length ?? 0), 0), 1200, 'Antrea\'s Endpoints carry every endpoint');
+      assert.equal(endpoints?.metadata?.labels?.['endpointslice.kubernetes.io/skip-mirror'], 'true');
+      const si = await local().serviceImport(NS, 'db');
+      for (const slice of all) {
+        assert.deepEqual(JSON.parse(JSON.stringify(slice.metadata?.ownerReferences ?? null)) as unknown, [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'db', uid: si?.metadata?.uid, controller: false }], slice.metadata?.name);
+      }
+      const hostnames = all.flatMap((s) => (s.endpoints ?? []).filter((e) => e.hostname !== undefined).map((e) => `${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? ''} ${e.hostname ?? ''} ${e.addresses[0] ?? ''}`));
+      assert.deepEqual(hostnames.sort(), ['a db-a 10.80.0.1', 'b db-b 10.81.0.1', 'c db-c 10.82.0.1']);
+      assert.equal(agent?.imports.counts(CLUSTERSET_ID)?.rejected, 0);
+      await withdraw('db');
+
+      // Antrea's leader names no sources: every endpoint of the Service in one run.
+      await ri().create(serviceImportRI(NS, 'flat', [{ name: 'http', port: 80 }]));
+      await ri().create(endpointsRI(NS, 'flat', Array.from({ length: 1200 }, (_, i) => ip(0, i))));
+      const flat = await waitFor('1,200 endpoints of an Antrea leader in slices', async () => {
+        const found = await slices('antrea-mc-flat');
+        return found.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0) === 1200 ? found : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.deepEqual(flat.map((s) => s.endpoints?.length), Array.from({ length: 12 }, () => 100));
+      assert.ok(await local().endpoints(NS, 'antrea-mc-flat'));
+      await withdraw('flat');
+    });
   });
 
   it('ClusterInfo: imports other clusters into the agent namespace and skips our own', async () => {

@@ -48,7 +48,7 @@ const keys = (ns: string, name: string) => ({
   service: storeKey({ group: '', plural: 'services', namespace: ns, name: `antrea-mc-${name}` }),
   serviceImport: storeKey({ group: 'multicluster.x-k8s.io', plural: 'serviceimports', namespace: ns, name }),
   endpoints: storeKey({ group: '', plural: 'endpoints', namespace: ns, name: `antrea-mc-${name}` }),
-  endpointSlice: storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: ns, name: `antrea-mc-${name}-ipv4` }),
+  endpointSlice: storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: ns, name: `antrea-mc-${name}.ipv4` }),
 });
 
 function objectsOf(store: FakeStore, ns: string, name: string): number {
@@ -374,6 +374,51 @@ describe('Importer: atomic service imports', () => {
     await settle(s);
     assert.equal(s.store.count('delete', keys('team-a', 'web').service), 0, 'the Service is kept');
     assert.ok(s.events.some((e) => e.reason === 'ImportConflict' && /would delete Endpoints team-a\/antrea-mc-web/.test(e.message)), JSON.stringify(s.events));
+    await s.importer.stop();
+  });
+
+  it('a slice kube-apiserver refuses is a counted rejection with an Event: no skip-mirror Endpoints without it, nothing of the import kept, the same version not tried again', async () => {
+    const s = setup({ policy: { resyncSeconds: 0.05 } });
+    s.leader.put(svcRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 2);
+    await settle(s);
+    const sliceName = 'antrea-mc-web.ipv4';
+    s.store.failNext('create', new ApiError(422, { kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422,
+      message: `EndpointSlice.discovery.k8s.io "${sliceName}" is invalid: endpoints: Too many: 1001: must have at most 1000 items`,
+      details: { name: sliceName, group: 'discovery.k8s.io', kind: 'EndpointSlice' } }));
+    s.leader.put(epsRI('team-a', 'web'));
+    await waitFor('the refusal counted', () => s.importer.counts().rejected === 1);
+    await settle(s);
+    assert.deepEqual(s.events.map((e) => e.reason), ['ImportRejectedInvalidObject']);
+    assert.match(s.events[0]?.message ?? '', /kube-apiserver refused EndpointSlice antrea-mc-web\.ipv4: .*must have at most 1000 items/);
+    assert.equal(s.store.count('create', keys('team-a', 'web').endpoints), 0, 'the skip-mirror Endpoints are not written without their slices');
+    assert.equal(objectsOf(s.store, 'team-a', 'web'), 2, 'Service and ServiceImport only');
+    const lists = s.store.count('list');
+    await waitFor('two resyncs', () => s.store.count('list') >= lists + 2 * importTargetKinds(DEFAULT_CONFIG.imports).length);
+    await settle(s);
+    assert.equal(s.store.count('create', keys('team-a', 'web').endpointSlice), 1, 'the refused version is not written again at a resync');
+    // A new version of the import is tried again, and lands.
+    s.leader.put(epsRI('team-a', 'web', '10.1.0.2'));
+    await waitFor('the Endpoints imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
+    await waitFor('the refusal cleared', () => s.importer.counts().rejected === 0);
+    await s.importer.stop();
+  });
+
+  it('writes each slice owned by its ServiceImport (its uid), and owned again when the ServiceImport is created again', async () => {
+    const s = setup({ policy: { resyncSeconds: 0.05 } });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
+    await settle(s);
+    const owners = () => (s.store.objects.get(keys('team-a', 'web').endpointSlice)?.metadata as { ownerReferences?: unknown[] } | undefined)?.ownerReferences;
+    const uid = () => s.store.objects.get(keys('team-a', 'web').serviceImport)?.metadata?.uid;
+    assert.deepEqual(owners(), [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'web', uid: uid(), controller: false }]);
+    // Someone deletes the ServiceImport: the next resync creates it again, with a new uid, and the slice follows.
+    const before = uid();
+    s.store.objects.delete(keys('team-a', 'web').serviceImport);
+    await waitFor('the ServiceImport created again', () => uid() !== undefined && uid() !== before);
+    await waitFor('the slice owned by the new ServiceImport', () => JSON.stringify(owners()).includes(`"uid":"${uid() ?? ''}"`));
     await s.importer.stop();
   });
 

@@ -89,10 +89,11 @@ export class FakeStore implements LocalStore {
     }
   }
 
-  #stamp(ref: ObjectRef, body: PlainObject): PlainObject {
+  /** `uid`: the object's uid, kept by a replace as kube-apiserver keeps it; a create makes a new one. */
+  #stamp(ref: ObjectRef, body: PlainObject, uid?: string): PlainObject {
     this.#rv += 1;
     const copy = structuredClone(body) as PlainObject & { spec?: Record<string, unknown> };
-    copy.metadata = { ...copy.metadata, name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), resourceVersion: String(this.#rv), uid: `uid-${String(this.#rv)}` };
+    copy.metadata = { ...copy.metadata, name: ref.name, ...(ref.namespace !== undefined ? { namespace: ref.namespace } : {}), resourceVersion: String(this.#rv), uid: uid ?? `uid-${String(this.#rv)}` };
     if (ref.group === '' && ref.plural === 'services' && copy.spec?.['clusterIP'] === undefined) {
       this.#ip += 1;
       copy.spec = { ...copy.spec, clusterIP: `10.96.${String(Math.floor(this.#ip / 250))}.${String((this.#ip % 250) + 1)}` };
@@ -131,7 +132,7 @@ export class FakeStore implements LocalStore {
     if (rv !== undefined && rv !== current.metadata?.resourceVersion) {
       throw apiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
     }
-    const stored = this.#stamp(ref, body);
+    const stored = this.#stamp(ref, body, current.metadata?.uid);
     this.objects.set(key, stored);
     this.maxOwned = Math.max(this.maxOwned, this.ownedNow());
     return structuredClone(stored);
