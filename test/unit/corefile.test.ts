@@ -7,57 +7,7 @@ import {
   corefileServesClusterset, MANUAL_INSTRUCTIONS, PATCH_MARKER, planCorefilePatch, planCorefileRevert, type CorefilePlan,
 } from '../../src/cli/dns/corefile.js';
 import { coreDNSImageVersion, coreDNSVersionVerdict } from '../../src/cli/dns/coredns-version.js';
-
-/** kubeadm's Corefile (cmd/kubeadm/app/phases/addons/dns/manifests.go), as most distributions ship it. */
-export const KUBEADM_COREFILE = `.:53 {
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-`;
-
-/** k3s's Corefile (manifests/coredns.yaml): a hosts block beside it and top-level imports. */
-const K3S_COREFILE = `.:53 {
-    errors
-    health
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-      pods insecure
-      fallthrough in-addr.arpa ip6.arpa
-    }
-    hosts /etc/coredns/NodeHosts {
-      ttl 60
-      reload 15s
-      fallthrough
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf
-    cache 30
-    loop
-    reload
-    loadbalance
-    import /etc/coredns/custom/*.override
-}
-import /etc/coredns/custom/*.server
-`;
+import { K3S_COREFILE, KUBEADM_COREFILE } from '../fixtures/corefiles.js';
 
 function written(plan: CorefilePlan): string {
   assert.equal(plan.action, 'write', JSON.stringify(plan));
