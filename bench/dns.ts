@@ -70,7 +70,7 @@ try {
   const events: { type: string; hasIP: boolean; at: number }[] = [];
   const watch = await new Watch(kc).watch(`/apis/${SERVICE_IMPORT.group}/${SERVICE_IMPORT.version}/namespaces/${NS}/${SERVICE_IMPORT.plural}`, {},
     (type: string, obj: ServiceImport) => { events.push({ type, hasIP: (obj.spec?.ips ?? []).length > 0, at: performance.now() }); },
-    (err: unknown) => { if (err !== null && err !== undefined) console.error(`watch ended: ${String(err)}`); });
+    (err: unknown) => { if (err !== null && err !== undefined) console.error(`watch ended: ${err instanceof Error ? err.message : JSON.stringify(err)}`); });
   abortWatch = () => { watch.abort(); };
 
   const firstDNS = async (want: (answer: unknown) => boolean): Promise<number> => {

@@ -55,7 +55,7 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   };
   const setCorefile = async (corefile: string) => {
     const cm = await configMap();
-    await member.adminConfig().makeApiClient(CoreV1Api).replaceNamespacedConfigMap({ namespace: 'kube-system', name: 'coredns', body: { ...cm, data: { Corefile: corefile } } });
+    await member.adminConfig().makeApiClient(CoreV1Api).replaceNamespacedConfigMap({ namespace: 'kube-system', name: 'coredns', body: { metadata: cm.metadata ?? {}, data: { Corefile: corefile } } });
   };
   const identity = (cm: V1ConfigMap) => ({ uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion, corefile: cm.data?.['Corefile'] });
   const memberClusterSet = () => maybe(() => member.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({

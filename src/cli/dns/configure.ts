@@ -56,6 +56,13 @@ export function dnsRefusal(state: MemberDNS): string | undefined {
   return undefined;
 }
 
+/** The ConfigMap as read (its resourceVersion included: a concurrent edit fails the write) with a new Corefile. */
+function withCorefile(configMap: V1ConfigMap, corefile: string): V1ConfigMap {
+  const body: V1ConfigMap = { metadata: configMap.metadata ?? {}, data: { ...configMap.data, [COREFILE_KEY]: corefile } };
+  if (configMap.binaryData !== undefined) body.binaryData = configMap.binaryData;
+  return body;
+}
+
 function rbacObjects(serviceAccount: { name: string; namespace: string }) {
   const metadata = { name: COREDNS_ACCESS_NAME, labels: { 'app.kubernetes.io/managed-by': 'clusterset-agent-join' } };
   return {
@@ -91,9 +98,7 @@ export async function configureMemberDNS(member: KubeConfig, progress: (line: st
   const configMap = state.configMap as V1ConfigMap;
   const plan = planCorefilePatch(configMap.data?.[COREFILE_KEY] ?? '');
   if (plan.action === 'write') {
-    await member.makeApiClient(CoreV1Api).replaceNamespacedConfigMap({
-      namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: { ...configMap, data: { ...configMap.data, [COREFILE_KEY]: plan.corefile } },
-    });
+    await member.makeApiClient(CoreV1Api).replaceNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: withCorefile(configMap, plan.corefile) });
     note(`member: ConfigMap ${COREDNS_NAMESPACE}/${COREDNS_NAME}: the kubernetes plugin serves clusterset.local (CoreDNS ${state.version.ok === true ? state.version.version : '?'} reloads it with its reload plugin)`);
   }
   return wrote;
@@ -109,7 +114,7 @@ export async function unconfigureMemberDNS(member: KubeConfig, progress: (line: 
   if (configMap !== undefined && corefile !== undefined) {
     const plan = planCorefileRevert(corefile);
     if (plan.action === 'write') {
-      await core.replaceNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: { ...configMap, data: { ...configMap.data, [COREFILE_KEY]: plan.corefile } } });
+      await core.replaceNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: withCorefile(configMap, plan.corefile) });
       note(`member: ConfigMap ${COREDNS_NAMESPACE}/${COREDNS_NAME}: removed clusterset.local (added by join --configure-dns)`);
     } else if (corefileServesClusterset(corefile).served) {
       progress(`member: ConfigMap ${COREDNS_NAMESPACE}/${COREDNS_NAME} serves clusterset.local by someone else's configuration: left as it is`);
