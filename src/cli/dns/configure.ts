@@ -121,7 +121,10 @@ export async function unconfigureMemberDNS(member: KubeConfig, progress: (line: 
     }
   }
   const rbac = member.makeApiClient(RbacAuthorizationV1Api);
-  if (await orUndefined(() => rbac.deleteClusterRoleBinding({ name: COREDNS_ACCESS_NAME })) !== undefined) note(`member: deleted ClusterRoleBinding ${COREDNS_ACCESS_NAME}`);
-  if (await orUndefined(() => rbac.deleteClusterRole({ name: COREDNS_ACCESS_NAME })) !== undefined) note(`member: deleted ClusterRole ${COREDNS_ACCESS_NAME}`);
+  // Read first: a leave on a member join never configured sends no delete at all.
+  if (await orUndefined(() => rbac.readClusterRoleBinding({ name: COREDNS_ACCESS_NAME })) !== undefined
+    && await orUndefined(() => rbac.deleteClusterRoleBinding({ name: COREDNS_ACCESS_NAME })) !== undefined) note(`member: deleted ClusterRoleBinding ${COREDNS_ACCESS_NAME}`);
+  if (await orUndefined(() => rbac.readClusterRole({ name: COREDNS_ACCESS_NAME })) !== undefined
+    && await orUndefined(() => rbac.deleteClusterRole({ name: COREDNS_ACCESS_NAME })) !== undefined) note(`member: deleted ClusterRole ${COREDNS_ACCESS_NAME}`);
   return removed;
 }
