@@ -20,6 +20,7 @@ export const COREDNS_NAMESPACE = 'kube-system';
 export const COREDNS_SERVICE_ACCOUNT = 'coredns';
 
 let cachedBinary: string | undefined;
+let instances = 0;
 
 /** The CoreDNS binary, built on first use into its own cache (see build-coredns.sh). */
 export function coreDNSBinary(): string {
@@ -112,7 +113,8 @@ export interface CoreDNS {
  */
 export async function startCoreDNS(cp: ControlPlane, options: { corefile?: (kubeconfig: string, ports: CoreDNSPorts) => string; chartAccess?: boolean } = {}): Promise<CoreDNS> {
   const binary = coreDNSBinary();
-  const dir = path.join(cp.dir, 'coredns');
+  // A directory per instance: a Corefile with `reload` re-reads its file, which must stay its own.
+  const dir = path.join(cp.dir, `coredns-${String(++instances)}`);
   mkdirSync(dir, { recursive: true });
   const kubeconfig = await coreDNSServiceAccountKubeconfig(cp, dir, options.chartAccess === undefined ? {} : { chartAccess: options.chartAccess });
   const ports: CoreDNSPorts = { dns: await freePort(), ready: await freePort() };

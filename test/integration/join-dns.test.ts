@@ -29,7 +29,8 @@ import { KUBEADM_COREFILE } from '../fixtures/corefiles.js';
 
 const CS = 'prod';
 const NS = 'apps';
-const UNKNOWN_SHAPE = 'cluster.local:53 {\n    kubernetes cluster.local\n}\n.:53 {\n    forward . /etc/resolv.conf\n}\n';
+/** The kubernetes plugin in a server block that never sees clusterset.local queries. */
+const UNKNOWN_SHAPE = 'cluster.local:53 {\n    kubernetes cluster.local {\n        pods insecure\n    }\n}\n.:53 {\n    forward . /etc/resolv.conf\n}\n';
 
 async function cli(command: 'join' | 'leave' | 'status', args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = { stdout: '', stderr: '' };
@@ -100,14 +101,17 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   it('refuses a Corefile of unknown shape, saying what to add by hand; the ConfigMap unchanged (uid, resourceVersion)', async () => {
     await setImage('registry.k8s.io/coredns/coredns:v1.12.2');
     await setCorefile(UNKNOWN_SHAPE);
-    const before_ = identity(await configMap());
-    const res = await join();
-    assert.equal(res.code, 4, res.stderr);
-    assert.match(res.stderr, /is not a shape join edits \(the kubernetes plugin is in the server block "cluster\.local:53", which does not receive queries for clusterset\.local[^)]*\); nothing was changed\. By hand: .*multicluster clusterset\.local/s);
-    assert.deepEqual(identity(await configMap()), before_);
-    assert.equal(await memberClusterSet(), undefined);
-    assert.equal(await accessRole(), undefined);
-    await setCorefile(KUBEADM_COREFILE);
+    try {
+      const before_ = identity(await configMap());
+      const res = await join();
+      assert.equal(res.code, 4, res.stderr);
+      assert.match(res.stderr, /is not a shape join edits \(the kubernetes plugin is in the server block "cluster\.local:53", which does not receive queries for clusterset\.local[^)]*\); nothing was changed\. By hand: .*multicluster clusterset\.local/s);
+      assert.deepEqual(identity(await configMap()), before_);
+      assert.equal(await memberClusterSet(), undefined);
+      assert.equal(await accessRole(), undefined);
+    } finally {
+      await setCorefile(KUBEADM_COREFILE);
+    }
   });
 
   it('patches kubeadm\'s Corefile and grants ServiceImports; status says served: yes', async () => {
