@@ -6,7 +6,7 @@
 // ServiceAccount token. Tests query it with Node's own resolver.
 import { execFileSync } from 'node:child_process';
 import { promises as dns } from 'node:dns';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { RbacAuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { k8sBins, repoRoot } from './bins.js';
@@ -101,6 +101,8 @@ export interface CoreDNS {
   readonly port: number;
   readonly process: ManagedProcess;
   readonly corefile: string;
+  /** The last lines of its log, for failure messages. */
+  logTail(lines?: number): string;
   /** A resolver asking only this CoreDNS (no search list, no cache). */
   resolver(): dns.Resolver;
   stop(): Promise<void>;
@@ -134,6 +136,13 @@ export async function startCoreDNS(cp: ControlPlane, options: { corefile?: (kube
     port: ports.dns,
     process: proc,
     corefile,
+    logTail: (lines = 40) => {
+      try {
+        return `--- ${proc.logFile} (running: ${String(proc.isRunning())}) ---\n${readFileSync(proc.logFile, 'utf8').split('\n').slice(-lines).join('\n')}`;
+      } catch {
+        return `(no log at ${proc.logFile})`;
+      }
+    },
     resolver() {
       const resolver = new dns.Resolver({ timeout: 1000, tries: 2 });
       resolver.setServers([`127.0.0.1:${String(ports.dns)}`]);

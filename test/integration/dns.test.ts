@@ -242,7 +242,7 @@ describe('clusterset.local answered by stock CoreDNS v1.15.0 from this project\'
       assert.notDeepEqual(await ask(plain, fqdn('db')), ['10.2.1.1']);
       // The cluster zone is served by both (the apiserver's own Service).
       const kubernetes = await west.cp.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'default', name: 'kubernetes' });
-      for (const server of [patched, plain]) assert.deepEqual(await ask(server, 'kubernetes.default.svc.cluster.local'), [kubernetes.spec?.clusterIP]);
+      for (const server of [patched, plain]) assert.deepEqual(await ask(server, 'kubernetes.default.svc.cluster.local'), [kubernetes.spec?.clusterIP], `${server.corefile}\n${server.logTail()}`);
     } finally {
       await Promise.all([patched.stop(), plain.stop()]);
     }
