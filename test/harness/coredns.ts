@@ -132,6 +132,15 @@ export async function startCoreDNS(cp: ControlPlane, options: { corefile?: (kube
       return false;
     }
   }, { timeoutMs: 30_000, intervalMs: 100 });
+  // `ready` can answer before the DNS listener is up (seen: ECONNREFUSED right after /ready was
+  // 200): wait for any DNS answer at all, whatever its code.
+  const probe = new dns.Resolver({ timeout: 500, tries: 1 });
+  probe.setServers([`127.0.0.1:${String(ports.dns)}`]);
+  await waitFor(`CoreDNS for ${cp.name} answering on 127.0.0.1:${String(ports.dns)}`, async () => {
+    if (!proc.isRunning()) throw new Error(`CoreDNS exited early; see ${proc.logFile}`);
+    const answer = await lookup(() => probe.resolveTxt('dns-version.cluster.local'));
+    return !('error' in answer) || !['ECONNREFUSED', 'ETIMEOUT'].includes(answer.error);
+  }, { timeoutMs: 30_000, intervalMs: 100 });
   return {
     port: ports.dns,
     process: proc,
