@@ -1,5 +1,5 @@
 // The whole check, as the README's test command runs it: type-check, lint, build (or
-// reuse) the real control-plane binaries (bare and fuller), run unit + integration tests, then prove no
+// reuse) the real control-plane binaries (bare and fuller) and CoreDNS, run unit + integration tests, then prove no
 // etcd/kube-apiserver outlived the tests.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
@@ -33,6 +33,10 @@ console.log('\n=== fuller control plane binaries: kube-controller-manager, kube-
 const controlDir = process.env.K8S_CONTROL_BINS_DIR ||
   execFileSync('bash', ['test/k8s-control/build-control-bins.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
 console.log(`using ${controlDir}`);
+console.log('\n=== CoreDNS v1.15.0, the clusterset.local server of test/integration/dns.test.ts (own cache)');
+const corednsDir = process.env.COREDNS_DIR ||
+  execFileSync('bash', ['test/coredns/build-coredns.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+console.log(`using ${corednsDir}`);
 console.log('\n=== MCS-API conformance suite v0.4.1 (test/integration/conformance.test.ts; own cache)');
 console.log(`using ${execFileSync('bash', ['test/conformance/build-conformance.sh'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim()}`);
 
@@ -46,7 +50,7 @@ const selected = extra.length > 0 ? extra : [...files('test/unit'), ...files('te
 // This run's harness root: the sweep below must not kill another run's (or a benchmark's) processes.
 const run = `run-${process.pid}-${Date.now().toString(36)}`;
 const res = spawnSync('node', ['--import', 'tsx', '--test', `--test-concurrency=${process.env.CSA_TEST_CONCURRENCY ?? '2'}`, '--test-reporter=spec', ...selected],
-  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir, K8S_CONTROL_BINS_DIR: controlDir, CSA_HARNESS_RUN: run } });
+  { stdio: 'inherit', env: { ...process.env, K8S_BINS_DIR: binsDir, K8S_CONTROL_BINS_DIR: controlDir, COREDNS_DIR: corednsDir, CSA_HARNESS_RUN: run } });
 
 const root = path.join(os.tmpdir(), 'csa-harness', run) + '/';
 const leftovers = [];

@@ -5,10 +5,12 @@
 // 4 refused: a contradiction found before anything was written, each one named.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CLUSTERSET } from '../common/api/antrea.js';
 import { DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
 import { join, JoinFailed, JoinRefused, leave } from './join/join.js';
+import { configureMemberDNS, dnsRefusal, readMemberDNS, unconfigureMemberDNS } from './dns/configure.js';
 import { DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, leaderCaPem, MemberTokenError, parseDuration } from '../leader/member-token.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
 
@@ -35,6 +37,7 @@ interface JoinFlags extends SideFlags {
   readonly secretName?: string;
   readonly duration?: string;
   readonly dryRun?: boolean;
+  readonly configureDns?: boolean;
 }
 
 class UsageError extends Error {}
@@ -119,6 +122,8 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
   option('--duration <8760h|seconds>', 'Lifetime of a new token.', { default: '8760h' });
   option('--wait <seconds|2m>', 'How long to wait for Ready; 0 does not wait.', { default: `${String(DEFAULT_WAIT_SECONDS)}s` });
   command.addOption(new Option('--dry-run', 'Check everything and print what would be written (YAML), write nothing.'));
+  command.addOption(new Option('--configure-dns', "Also make the member's CoreDNS (kube-system/coredns, 1.12.2 or newer) serve clusterset.local: " +
+    'its Corefile and list/watch on ServiceImports; refused, with what to add by hand, when the Corefile is not a shape it knows. leave undoes it.'));
   return command.action(async (values: JoinFlags) => {
     status.code = await report(io, async () => {
       if (values.clusterId === undefined || values.clusterset === undefined) throw new UsageError("--cluster-id and --clusterset are required (see 'clusterset-agent join --help')");
@@ -136,6 +141,10 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
         caPem = leaderCaPem(leaderKc);
       }
       const durationSeconds = values.duration === undefined ? undefined : parseDuration(values.duration);
+      if (values.configureDns === true) {
+        const refusal = dnsRefusal(await readMemberDNS(memberKc));
+        if (refusal !== undefined) throw new JoinRefused([refusal]);
+      }
       const result = await join({
         leader: leaderKc, member: memberKc, leaderCaPem: caPem,
         clusterSet: values.clusterset, clusterID: values.clusterId,
@@ -153,10 +162,25 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
         return 0;
       }
       const state = result.ready === undefined ? 'not waited for Ready' : `Ready (${result.ready.reason})`;
-      io.stdout.write(`member ${values.clusterId} joined ClusterSet ${values.clusterset} (leader ${result.plan.leaderClusterID}): ${state}; ${result.wrote.length === 0 ? 'nothing written, all in place' : `${String(result.wrote.length)} object(s) written`}\n`);
+      const dns = values.configureDns === true ? await configureMemberDNS(memberKc, (line) => { io.stderr.write(`${line}\n`); }) : [];
+      const wrote = result.wrote.length + dns.length;
+      io.stdout.write(`member ${values.clusterId} joined ClusterSet ${values.clusterset} (leader ${result.plan.leaderClusterID}): ${state}; ${wrote === 0 ? 'nothing written, all in place' : `${String(wrote)} object(s) written`}\n`);
       return 0;
     });
   });
+}
+
+async function undoMemberDNSWhenUnused(member: KubeConfig, io: CommandIO): Promise<number> {
+  const progress = (line: string) => { io.stderr.write(`${line}\n`); };
+  try {
+    const left = (await member.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural })) as { items?: unknown[] };
+    if ((left.items ?? []).length > 0) return 0;
+    return (await unconfigureMemberDNS(member, progress)).length;
+  } catch (err) {
+    // leave's own work is done; a member kubeconfig without access to kube-system only skips this step.
+    progress(`warning: could not check the member's CoreDNS for clusterset.local configured by join --configure-dns: ${describeError(err)}`);
+    return 0;
+  }
 }
 
 export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
@@ -184,7 +208,9 @@ export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
         waitSeconds: waitSeconds(values.wait),
         progress: (line) => { io.stderr.write(`${line}\n`); },
       });
-      io.stdout.write(`left ClusterSet ${values.clusterset}: ${String(result.removed.length)} object(s) removed\n`);
+      // What join --configure-dns added, once no ClusterSet is left in the member to import for.
+      const dns = await undoMemberDNSWhenUnused(loadKubeConfig(values.memberKubeconfig, values.memberContext, 'member'), io);
+      io.stdout.write(`left ClusterSet ${values.clusterset}: ${String(result.removed.length + dns)} object(s) removed\n`);
       return 0;
     });
   });

@@ -7,6 +7,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { collectReports, StatusReadError } from './report/collect.js';
 import { exitCodeOf } from './report/model.js';
 import { renderReports } from './report/render.js';
+import { collectClustersetDNS } from './report/collect-dns.js';
+import { clustersetDNSView, renderClustersetDNS } from './report/dns.js';
 import { describeError } from '../common/kube/errors.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
 
@@ -66,7 +68,11 @@ async function runStatus(name: string | undefined, values: StatusFlags, io: Comm
       io.stderr.write(`error: no ClusterSet ${name}${values.namespace === undefined ? '' : ` in namespace ${values.namespace}`}\n`);
       return 1;
     }
-    io.stdout.write(output === 'json' ? `${JSON.stringify({ clusterSets: reports }, null, 2)}\n` : renderReports(reports));
+    // A member cluster: does the name MCS users dial, clusterset.local, resolve there?
+    const dns = reports.some((r) => r.role === 'member') ? clustersetDNSView(await collectClustersetDNS(kc)) : undefined;
+    io.stdout.write(output === 'json'
+      ? `${JSON.stringify({ clusterSets: reports, ...(dns !== undefined && { clustersetDNS: dns }) }, null, 2)}\n`
+      : `${renderReports(reports)}${dns === undefined ? '' : `\n${renderClustersetDNS(dns)}`}`);
     return exitCodeOf(reports);
   } catch (err) {
     io.stderr.write(`error: ${err instanceof StatusReadError ? err.message : describeError(err)}\n`);

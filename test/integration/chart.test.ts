@@ -239,7 +239,7 @@ after(() => {
 
 describe('Helm chart: lint, schema and rendering', () => {
   it('passes helm lint --strict for mode=member (defaults) and mode=leader', async () => {
-    for (const extra of [[], ['--set', 'mode=leader'], ['--set', 'importACNP=true,importLabelIdentity=true,replicaCount=2'], ['--set', 'config.exports.enabled=false']]) {
+    for (const extra of [[], ['--set', 'mode=leader'], ['--set', 'importACNP=true,importLabelIdentity=true,replicaCount=2'], ['--set', 'config.exports.enabled=false'], ['--set', 'dns.coreDNSAccess=true']]) {
       const res = await helm(['lint', '--strict', CHART, ...extra]);
       assert.equal(res.code, 0, `helm lint --strict ${extra.join(' ')} failed:\n${res.stdout}\n${res.stderr}`);
       assert.match(res.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
