@@ -90,7 +90,10 @@ async function installMember(m: ControlPlane, id: string): Promise<void> {
 
 /** `clusterset-agent join`: the member's access on the leader, its Secret and ClusterSet, then Ready. */
 async function joinMember(l: ControlPlane, m: ControlPlane, id: string, extra: readonly string[] = []): Promise<void> {
-  const args = ['join', '--leader-kubeconfig', l.kubeconfigPath, '--member-kubeconfig', m.kubeconfigPath, '--cluster-id', id, '--clusterset', CLUSTERSET_ID, ...extra];
+  const args = ['join', '--leader-kubeconfig', l.kubeconfigPath, '--member-kubeconfig', m.kubeconfigPath, '--cluster-id', id, '--clusterset', CLUSTERSET_ID,
+    // Every cluster here is on loopback, so the members do reach the leader at its kubeconfig's URL:
+    // said explicitly, as join refuses a loopback URL it would only have defaulted to.
+    '--leader-server', l.server, ...extra];
   say(`clusterset-agent ${args.join(' ').replaceAll(dir, '…')}`);
   const child = execFileAsync(process.execPath, [...cli, ...args], { encoding: 'utf8' });
   child.child.stderr?.on('data', (chunk: Buffer) => { show(chunk.toString('utf8')); });

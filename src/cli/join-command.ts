@@ -114,7 +114,7 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
   const option = sideOptions(command);
   option('--cluster-id <id>', "The member's cluster ID; required.");
   option('--clusterset <name>', 'The ClusterSet ID (its name on the leader and in the member); required.');
-  option('--leader-server <url>', 'The leader API server URL as the member reaches it.', { default: "the leader kubeconfig's server" });
+  option('--leader-server <url>', 'The leader API server URL as the member reaches it (a loopback one taken from the kubeconfig is refused).', { default: "the leader kubeconfig's server" });
   option('--leader-ca-file <file>', "PEM CA the member trusts the leader with.", { default: "the leader kubeconfig's CA" });
   option('--leader-namespace <ns>', 'The leader namespace (common area).', { default: DEFAULT_LEADER_NAMESPACE });
   option('--leader-cluster-id <id>', "The leader's cluster ID: creates the leader's ClusterSet when it is missing.", { default: "read from the leader's ClusterSet" });
@@ -149,6 +149,7 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
         leader: leaderKc, member: memberKc, leaderCaPem: caPem,
         clusterSet: values.clusterset, clusterID: values.clusterId,
         leaderServer: values.leaderServer ?? leaderKc.getCurrentCluster()?.server ?? '',
+        ...(values.leaderServer === undefined && { leaderServerFromKubeconfig: leaderKc.getCurrentContext() }),
         leaderNamespace: values.leaderNamespace ?? DEFAULT_LEADER_NAMESPACE,
         memberNamespace: values.memberNamespace ?? DEFAULT_MEMBER_NAMESPACE,
         secretName: values.secretName ?? DEFAULT_SECRET_NAME,

@@ -31,6 +31,7 @@ export function createMemberTokenCommand(io: CommandIO, status: ExitStatus): Com
   option('--member-id <id>', "The member's cluster ID (its ClusterSet spec.clusterID); required.", {});
   option('--namespace <ns>', 'The leader namespace.', { default: DEFAULT_LEADER_NAMESPACE });
   option('--kubeconfig <file>', 'Kubeconfig of the leader cluster.', { env: 'KUBECONFIG', default: '~/.kube/config' });
+  option('--context <name>', 'Context of that kubeconfig (as for status; join and leave call it --leader-context).', { default: 'its current context' });
   option('--service-account <name>', "The member's ServiceAccount in the leader namespace.", { default: 'member-ID' });
   option('--duration <8760h|seconds>', 'Requested token lifetime; the API server may shorten it.', { default: `${DEFAULT_TOKEN_DURATION_SECONDS / 3600}h` });
   option('--secret-name <name>', 'Name of the Secret to create in the member cluster.', { default: DEFAULT_SECRET_NAME });
@@ -44,6 +45,7 @@ interface MemberTokenFlags {
   readonly memberId?: string;
   readonly namespace?: string;
   readonly kubeconfig?: string;
+  readonly context?: string;
   readonly serviceAccount?: string;
   readonly duration?: string;
   readonly secretName?: string;
@@ -65,6 +67,12 @@ async function createFromFlags(values: MemberTokenFlags, io: CommandIO): Promise
       else kc.loadFromDefault();
     } catch (err) {
       throw new MemberTokenError(`cannot load kubeconfig ${source}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (values.context !== undefined) {
+      if (kc.getContextObject(values.context) === null) {
+        throw new MemberTokenError(`kubeconfig ${source} has no context ${values.context} (contexts: ${kc.getContexts().map((c) => c.name).join(', ')})`);
+      }
+      kc.setCurrentContext(values.context);
     }
     const result = await createMemberToken(kc, {
       memberId,

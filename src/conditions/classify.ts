@@ -6,6 +6,7 @@
 import { apiStatus, type ApiStatus, describeError, httpStatus, isNamespaceNotFound, isTlsVerificationError, networkErrorCode } from '../common/kube/errors.js';
 import { UnexpectedResponseError } from '../common/kube/rest-client.js';
 import { type Failure, failure, FailureReason } from './reasons.js';
+import { admissionDenialAdvice } from './admission-advice.js';
 
 /** What the agent was doing when the call failed, to name it in the message. */
 export interface LeaderCall {
@@ -38,7 +39,8 @@ export function classifyLeaderError(err: unknown, call: LeaderCall): Failure {
   // Only the API server's own Status can carry an admission denial; a proxy's page cannot.
   const body = apiStatus(err);
   if (isAdmissionDenial(body)) {
-    return failure(FailureReason.AdmissionDenied, `leader refused to ${what}: ${body?.message ?? ''}`);
+    const advice = admissionDenialAdvice(body?.message ?? '');
+    return failure(FailureReason.AdmissionDenied, `leader refused to ${what}: ${body?.message ?? ''}${advice === undefined ? '' : `. ${advice}`}`);
   }
   // 401/403 whatever the body: kube-apiserver may send a 401 with no JSON at all.
   if (status === 401) {

@@ -13,7 +13,7 @@ export function runLeaderProcess(config: AgentConfig, logger: winston.Logger): P
     const events = createEventRecorder(kubeConfig, logger, 'clusterset-agent-leader');
     const controller = new LeaderController({
       kubeConfig,
-      namespace: config.leader.namespace ?? config.namespace,
+      namespace: config.leader.namespace,
       memberTimeoutMs: config.leader.memberTimeoutSeconds * 1000,
       staleMemberMs: config.leader.staleMemberSeconds * 1000,
       sweepIntervalMs: config.leader.sweepIntervalSeconds * 1000,

@@ -857,6 +857,10 @@ describe('Helm chart installed into real control planes', () => {
     assert.match(installOutput, /kubectl -n clusterset-agent create secret generic leader-token --from-file=ca\.crt=ca\.crt --from-file=token=token/);
     assert.match(installOutput, /kind: ClusterSet[\s\S]*clusterID: <member-id>[\s\S]*namespace: antrea-multicluster[\s\S]*leaders:[\s\S]*server: https:\/\//);
     assert.match(installOutput, /kubectl get clustersets -n clusterset-agent/);
+    // Which image it pulls, and that nobody serves the default (issue 33, item 1).
+    assert.match(installOutput, /^Image: clusterset-agent:0\.1\.0 \(pullPolicy IfNotPresent\)\.$/m);
+    assert.match(installOutput, /WARNING: image\.repository is the chart's default, clusterset-agent, which resolves to\ndocker\.io\/library\/clusterset-agent: no registry serves it/);
+    assert.match(installOutput, /--set image\.repository=<registry>\/clusterset-agent --set image\.tag=0\.1\.0/);
     for (const reason of ['Connected', 'SecretNotFound', 'TLSVerificationFailed', 'Unauthorized', 'Forbidden', 'AdmissionDenied']) {
       assert.match(installOutput, new RegExp(`\\b${reason}\\b`));
     }

@@ -72,6 +72,9 @@ describe('the docs\' runnable commands', () => {
     symlinkSync(k8sBins().helm, path.join(dir, 'bin', 'helm'));
     Object.assign(env, {
       ...process.env, KUBECONFIG: merged, PATH: `${path.join(dir, 'bin')}:${process.env['PATH'] ?? ''}`,
+      // What the README asks the reader to export: the image (nothing pulls it here) and the URL the
+      // members reach the leader at (loopback here, as every control plane is).
+      IMAGE_REPOSITORY: 'registry.example.com/team/clusterset-agent', LEADER_SERVER: cps[0]?.server ?? '',
       HELM_CACHE_HOME: path.join(dir, 'helm', 'cache'), HELM_CONFIG_HOME: path.join(dir, 'helm', 'config'), HELM_DATA_HOME: path.join(dir, 'helm', 'data'),
     });
   });

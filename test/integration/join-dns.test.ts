@@ -17,7 +17,7 @@ import { COREDNS_ACCESS_NAME } from '../../src/cli/dns/configure.js';
 import { planCorefilePatch } from '../../src/cli/dns/corefile.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
-import { MEMBER_ROLE_NAME } from '../../src/leader/member-role.js';
+import { MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
 import { AGENT_NS, ANTREA_MEMBER_ROLE_RULES, capturedLogger, installCrds, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { lookup, startCoreDNS } from '../harness/coredns.js';

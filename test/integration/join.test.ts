@@ -75,7 +75,8 @@ describe('clusterset-agent join and leave', () => {
     e.user.username === JOINER_USER && ['create', 'update', 'patch', 'delete', 'deletecollection'].includes(e.verb) && Date.parse(e.requestReceivedTimestamp) >= sinceMs)
     .map((e) => `${e.verb} ${e.objectRef?.resource ?? ''} ${e.objectRef?.name ?? ''}`);
   const sides = (extra: readonly string[] = []) => ['--leader-kubeconfig', files.leader, '--member-kubeconfig', files.member, ...extra];
-  const joinArgs = (extra: readonly string[] = []) => sides(['--cluster-id', 'east', '--clusterset', CS, '--wait', '60', ...extra]);
+  // The control planes are on loopback, where the members do reach the leader: said explicitly.
+  const joinArgs = (extra: readonly string[] = []) => sides(['--cluster-id', 'east', '--clusterset', CS, '--wait', '60', '--leader-server', leader.server, ...extra]);
 
   /** What join and leave touch, as `kind ns/name` lines, sorted. */
   async function objects(cp: ControlPlane, side: 'leader' | 'member'): Promise<string[]> {
@@ -164,9 +165,11 @@ describe('clusterset-agent join and leave', () => {
     writeFileSync(otherCa, member.caPem);
     const closed = await freePort();
     const cases: [string, string[], RegExp][] = [
-      ['wrong cluster ID', sides(['--cluster-id', 'west', '--clusterset', 'west-cs', '--secret-name', 'west-token', '--leader-cluster-id', 'leader', '--wait', '5']), /ServiceAccount antrea-multicluster\/member-west belongs to member "south"/],
-      ['another membership\'s Secret', sides(['--cluster-id', 'north', '--clusterset', 'north-cs', '--leader-cluster-id', 'leader']), /Secret clusterset-agent\/leader-token in the member holds the token of ServiceAccount antrea-multicluster\/member-east, not antrea-multicluster\/member-north: it serves another membership/],
-      ['wrong CA', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w', '--leader-ca-file', otherCa]), /the leader CA does not verify https:\/\/127\.0\.0\.1:\d+/],
+      ['wrong cluster ID', sides(['--cluster-id', 'west', '--clusterset', 'west-cs', '--secret-name', 'west-token', '--leader-cluster-id', 'leader', '--wait', '5', '--leader-server', leader.server]), /ServiceAccount antrea-multicluster\/member-west belongs to member "south"/],
+      ['another membership\'s Secret', sides(['--cluster-id', 'north', '--clusterset', 'north-cs', '--leader-cluster-id', 'leader', '--leader-server', leader.server]), /Secret clusterset-agent\/leader-token in the member holds the token of ServiceAccount antrea-multicluster\/member-east, not antrea-multicluster\/member-north: it serves another membership/],
+      ['wrong CA', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w', '--leader-ca-file', otherCa, '--leader-server', leader.server]), /the leader CA does not verify https:\/\/127\.0\.0\.1:\d+/],
+      ['a loopback leader URL taken from the kubeconfig', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w']),
+        /the leader kubeconfig's server https:\/\/127\.0\.0\.1:\d+ is a loopback address.*Pass --leader-server.*get endpoints kubernetes/],
       ['unreachable leader', sides(['--cluster-id', 'west', '--clusterset', CS, '--service-account', 'member-w', '--leader-server', `https://127.0.0.1:${String(closed)}`]), /the leader at https:\/\/127\.0\.0\.1:\d+ is unreachable from here \(ECONNREFUSED\)/],
     ];
     for (const [what, args, message] of cases) {
@@ -179,7 +182,9 @@ describe('clusterset-agent join and leave', () => {
       assert.deepEqual(joinerWrites(leader, since), [], `${what}: no write on the leader either`);
     }
     // The existing membership is named precisely when a join contradicts it.
-    const res = await cli('join', sides(['--cluster-id', 'east2', '--clusterset', CS]));
+    // (Each case above but the loopback one passes --leader-server: a loopback default is refused
+    // before join's later checks, such as the ServiceAccount's, would run.)
+    const res = await cli('join', sides(['--cluster-id', 'east2', '--clusterset', CS, '--leader-server', leader.server]));
     assert.equal(res.code, 4);
     assert.match(res.stderr, /the member already has ClusterSet clusterset-agent\/prod for another membership: spec\.clusterID is "east", join needs "east2"/);
     await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-west' });

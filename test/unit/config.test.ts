@@ -110,7 +110,9 @@ describe('loadConfig() defaults', () => {
       resyncSeconds: 600,
     });
     assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
-    assert.deepEqual(cfg.leader, { memberTimeoutSeconds: 30, staleMemberSeconds: 86400, sweepIntervalSeconds: 300 });
+    // One default leader namespace everywhere: join's, leave's and create-member-token's (issue 33, item 6).
+    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 30, staleMemberSeconds: 86400, sweepIntervalSeconds: 300 });
+    assert.equal(load({ env: { CSA_NAMESPACE: 'elsewhere' } }).leader.namespace, 'antrea-multicluster');
   });
 
   it('reads the leader section and rejects a stale period shorter than the member timeout', () => {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { runLeaderCommand } from '../../src/cli/leader-command.js';
 
@@ -41,5 +44,24 @@ describe('runLeaderCommand', () => {
     assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'e', '--kubeconfig', '/nonexistent/kubeconfig'], kubeconfig.io), 1);
     assert.equal(kubeconfig.out(), '');
     assert.match(kubeconfig.err(), /^error: cannot load kubeconfig \/nonexistent\/kubeconfig: ENOENT/);
+  });
+  it('--context picks the kubeconfig context, as status, join and leave do (issue 33, item 6)', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'csa-leader-cmd-')), 'kubeconfig');
+    // Two contexts; the current one points at a port that answers nothing, the other at another.
+    writeFileSync(file, [
+      'apiVersion: v1', 'kind: Config', 'current-context: a',
+      'clusters:', '- name: a', '  cluster: { server: "https://127.0.0.1:1" }', '- name: b', '  cluster: { server: "https://127.0.0.1:2" }',
+      'users:', '- name: u', '  user: { token: x }',
+      'contexts:', '- name: a', '  context: { cluster: a, user: u }', '- name: b', '  context: { cluster: b, user: u }', '',
+    ].join('\n'));
+    const other = captureIO();
+    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'east', '--kubeconfig', file, '--context', 'b'], other.io), 1);
+    assert.equal(other.out(), '');
+    // The chosen context's cluster is the one it works with (neither has a CA: it says which).
+    assert.match(other.err(), /cluster "b"/);
+    assert.doesNotMatch(other.err(), /cluster "a"/);
+    const missing = captureIO();
+    assert.equal(await runLeaderCommand(['create-member-token', '--member-id', 'east', '--kubeconfig', file, '--context', 'nope'], missing.io), 1);
+    assert.match(missing.err(), /^error: kubeconfig .* has no context nope \(contexts: a, b\)/);
   });
 });

@@ -17,6 +17,8 @@ import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkE
 import { MEMBER_ROLE_NAME } from '../../leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
 import { tokenExpiry } from '../report/model.js';
+import { AGENT_POD_SELECTOR, readAgentPodProblems } from '../report/agent-pods.js';
+import { defaultedLeaderServerProblem } from './leader-url.js';
 import {
   memberSecretManifest, planJoin, tokenSubject,
   type JoinPlan, type JoinRequest, type LeaderState, type MemberState,
@@ -37,6 +39,11 @@ export interface JoinOptions extends JoinRequest {
   readonly member: KubeConfig;
   /** The leader CA (PEM) the member will trust: from the leader kubeconfig unless given. */
   readonly leaderCaPem: string;
+  /**
+   * Set when leaderServer was taken from the leader kubeconfig (no --leader-server): the
+   * context's name, for the advice. Such a URL is refused when it is loopback.
+   */
+  readonly leaderServerFromKubeconfig?: string;
   readonly serviceAccount: string;
   readonly durationSeconds: number | undefined;
   readonly dryRun: boolean;
@@ -191,7 +198,12 @@ async function waitForReady(options: JoinOptions): Promise<JoinResult['ready']> 
   for (;;) {
     const cs = await orUndefined(async () => (await api.getNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), name: options.clusterSet })) as ClusterSet);
     const ready = cs?.status?.conditions?.find((c) => c.type === 'Ready');
-    const shown = ready === undefined ? 'no Ready condition yet (is the agent running in the member?)' : `Ready=${ready.status ?? ''} (${ready.reason ?? ''})${ready.message ? `: ${ready.message}` : ''}`;
+    // Not Ready yet: the agent's Pod may say why it cannot be (an image it cannot pull).
+    const pods = ready?.status === 'True' ? [] : await readAgentPodProblems(options.member, AGENT_POD_SELECTOR, options.memberNamespace);
+    const condition = ready === undefined
+      ? `no Ready condition yet (${pods.length === 0 ? 'is the agent running in the member?' : 'the agent is not running'})`
+      : `Ready=${ready.status ?? ''} (${ready.reason ?? ''})${ready.message ? `: ${ready.message}` : ''}`;
+    const shown = [condition, ...pods].join('; ');
     if (shown !== last) {
       options.progress(`waiting for ClusterSet ${options.memberNamespace}/${options.clusterSet}: ${shown}`);
       last = shown;
@@ -224,7 +236,8 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   const [leaderState, memberState] = await Promise.all([observeLeader(options.leader, options), observeMember(options.member, options)]);
   const plan = planJoin(options, leaderState, memberState, options.leaderCaPem);
   const urlProblem = await checkLeaderUrl(options.leaderServer, options.leaderCaPem);
-  const refusals = [...(urlProblem === undefined ? [] : [urlProblem]), ...plan.refusals];
+  const defaulted = options.leaderServerFromKubeconfig === undefined ? undefined : defaultedLeaderServerProblem(options.leaderServer, options.leaderServerFromKubeconfig);
+  const refusals = [...(defaulted === undefined ? [] : [defaulted]), ...(urlProblem === undefined ? [] : [urlProblem]), ...plan.refusals];
   // A Secret holding another ServiceAccount's token belongs to another membership: never taken over.
   const subject = tokenSubject(memberState.secret?.token ?? '');
   if (subject !== undefined && (subject.namespace !== options.leaderNamespace || subject.name !== options.serviceAccount)) {

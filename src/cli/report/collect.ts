@@ -17,6 +17,8 @@ import {
 } from '../../common/api/antrea.js';
 import { LEADER_SECRET_TOKEN_KEY } from '../../common/api/names.js';
 import { describeError, httpStatus } from '../../common/kube/errors.js';
+import { AGENT_POD_SELECTOR, LEADER_POD_SELECTOR, readAgentPodProblems } from './agent-pods.js';
+import { readMemberIdsProblems } from './member-ids-check.js';
 import { isMemberClusterSet, leaderReport, memberReport, type ClusterSetReport, type EventInput, type MemberInput } from './model.js';
 
 export interface CollectOptions {
@@ -95,21 +97,26 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
     const namespace = cs.metadata?.namespace ?? '';
     try {
       if (isMemberClusterSet(cs)) {
-        const [token, events, serviceExports] = await Promise.all([
+        const [token, events, serviceExports, agentPods] = await Promise.all([
           memberToken(core, cs),
           clusterSetEvents(core, cs),
           // Every ServiceExport of the cluster is exported to each of its ClusterSets.
           listIfServed<ServiceExport>(custom, SERVICE_EXPORT, undefined),
+          // The chart runs the agent in the ClusterSets' namespace.
+          readAgentPodProblems(kc, AGENT_POD_SELECTOR, namespace),
         ]);
-        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, nowMs }));
+        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, agentPods, nowMs }));
       } else {
-        const [announces, exports, imports, events] = await Promise.all([
+        const [announces, exports, imports, events, leaderPods, memberIds] = await Promise.all([
           listIfServed<MemberClusterAnnounce>(custom, MEMBER_CLUSTER_ANNOUNCE, namespace),
           listIfServed<ResourceExport>(custom, RESOURCE_EXPORT, namespace),
           listIfServed<ResourceImport>(custom, RESOURCE_IMPORT, namespace),
           clusterSetEvents(core, cs),
+          // `leader run` runs in the chart's release namespace, which the ClusterSet does not name.
+          readAgentPodProblems(kc, LEADER_POD_SELECTOR, undefined),
+          readMemberIdsProblems(kc, namespace),
         ]);
-        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, nowMs }));
+        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, leaderPods: [...leaderPods, ...memberIds], nowMs }));
       }
     } catch (err) {
       throw new StatusReadError(`cannot read the objects of ClusterSet ${namespace}/${cs.metadata?.name ?? ''}: ${describeError(err)}`);

@@ -16,6 +16,7 @@ import {
 import { RE_LABEL_SOURCE_CLUSTER_ID, TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
 import { lastBeatOf } from '../../common/api/announce-times.js';
 import { parseTimestamp } from '../../common/kube/time.js';
+import { stuckDeletionProblem } from './stuck-deletion.js';
 
 /** A condition as shown: what it says and since when. */
 export interface ConditionView {
@@ -120,6 +121,8 @@ export interface MemberInput {
   readonly token: { readonly value: string } | { readonly problem: string };
   readonly events: readonly EventInput[];
   readonly serviceExports: readonly ServiceExport[];
+  /** Why the chart's agent Pods in this namespace are not running (agent-pods.ts), one line each. */
+  readonly agentPods?: readonly string[];
   readonly nowMs: number;
 }
 
@@ -129,6 +132,8 @@ export interface LeaderInput {
   readonly exports: readonly ResourceExport[];
   readonly imports: readonly ResourceImport[];
   readonly events: readonly EventInput[];
+  /** Why the chart's `leader run` Pods are not running (agent-pods.ts), and its ConfigMap's problems (member-ids-check.ts). */
+  readonly leaderPods?: readonly string[];
   readonly nowMs: number;
 }
 
@@ -233,8 +238,11 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
     }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 
-  const problems: string[] = [];
-  if (ready === undefined) problems.push('no Ready condition yet: is the agent running in this cluster?');
+  const agentPods = input.agentPods ?? [];
+  const problems: string[] = [...agentPods];
+  const stuck = stuckDeletionProblem(cs, nowMs, agentPods.length > 0);
+  if (stuck !== undefined) problems.push(stuck);
+  if (ready === undefined) problems.push(`no Ready condition yet: ${agentPods.length === 0 ? 'is the agent running in this cluster?' : 'the agent is not running (above)'}`);
   else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
   if (credential.problem !== undefined) problems.push(`credential: ${credential.problem}`);
   else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds <= 0) {
@@ -314,7 +322,7 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
     byKind[kind] = (byKind[kind] ?? 0) + 1;
   }
   const ready = conditionView(cs.status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready));
-  const problems: string[] = [];
+  const problems: string[] = [...(input.leaderPods ?? [])];
   if (ready === undefined) problems.push('no Ready condition yet: is the leader controller (leader run) running?');
   else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
   for (const m of members) {

@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { LOG_LEVELS } from '../log/logger.js';
 import { cidrProblem, parseBindAddress } from './addresses.js';
+import { DEFAULT_LEADER_NAMESPACE } from '../api/names.js';
 
 /** Kinds a leader may publish that this agent knows how to import. */
 export const IMPORTABLE_KINDS = [
@@ -391,14 +392,13 @@ const apiClient = z.strictObject({
 const LEADER_ONLY = 'leader run only: the chart runs the member agent';
 /** `clusterset-agent leader run` only: the leader's controllers. */
 const leader = z.strictObject({
-  // Antrea runs its leader controller in the leader namespace, so that is the default.
-  namespace: field(dnsLabel('must be a DNS-1123 label; leave it unset to use the agent namespace').exactOptional(), {
+  // Antrea's leader namespace, the one `join`, `leave` and `create-member-token` default to
+  // too: one default everywhere (it was the agent namespace, which no other command used).
+  namespace: field(dnsLabel('must be a DNS-1123 label').default(DEFAULT_LEADER_NAMESPACE), {
     env: 'CSA_LEADER_NAMESPACE',
     description: "The leader namespace (the ClusterSet's common area) the leader controllers work in.",
-    defaultText: 'the agent namespace',
     notes: '`leader run` only: the leader namespace (common area)',
     notInChart: LEADER_ONLY,
-    log: (value, config) => (value === undefined ? `(agent namespace ${config.namespace})` : (value as string)),
   }),
   // Three beats of a member beating every 10 s (Antrea's too).
   memberTimeoutSeconds: field(z.int().min(2).default(30), {
