@@ -25,6 +25,8 @@ export interface CollectOptions {
   /** Only the ClusterSet of this name. */
   readonly name?: string;
   readonly nowMs?: number;
+  /** See model.ts DEFAULT_STALE_AFTER_SECONDS. */
+  readonly staleAfterSeconds?: number;
 }
 
 /** Why `status` could not read what it needs: shown as the command's error (exit 1). */
@@ -77,6 +79,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const nowMs = options.nowMs ?? Date.now();
+  const stale = options.staleAfterSeconds === undefined ? {} : { staleAfterSeconds: options.staleAfterSeconds };
   let clusterSets: ClusterSet[];
   try {
     clusterSets = await list<ClusterSet>(custom, CLUSTERSET, options.namespace);
@@ -101,7 +104,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
           // Every ServiceExport of the cluster is exported to each of its ClusterSets.
           listIfServed<ServiceExport>(custom, SERVICE_EXPORT, undefined),
         ]);
-        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, nowMs }));
+        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, nowMs, ...stale }));
       } else {
         const [announces, exports, imports, events] = await Promise.all([
           listIfServed<MemberClusterAnnounce>(custom, MEMBER_CLUSTER_ANNOUNCE, namespace),
@@ -109,7 +112,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
           listIfServed<ResourceImport>(custom, RESOURCE_IMPORT, namespace),
           clusterSetEvents(core, cs),
         ]);
-        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, nowMs }));
+        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, nowMs, ...stale }));
       }
     } catch (err) {
       throw new StatusReadError(`cannot read the objects of ClusterSet ${namespace}/${cs.metadata?.name ?? ''}: ${describeError(err)}`);
