@@ -23,6 +23,7 @@ import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { heldBy, type MembershipClaim } from './membership.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
 import { apiClient } from '../common/kube/shared-connections.js';
+import { paged } from '../common/kube/paginate.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
 export const LEAVE_FINALIZER = 'clusterset-agent.multicluster.x-k8s.io/leave-leader';
@@ -102,14 +103,14 @@ export class ClusterSetController {
     this.clusterSets = new ResilientInformer<ClusterSet>({
       name: 'clustersets',
       path: `/apis/${CLUSTERSET.group}/${CLUSTERSET.version}/namespaces/${ns}/${CLUSTERSET.plural}`,
-      list: async () => (await this.objects.listNamespacedCustomObject(this.ref)) as ClusterSetList,
+      list: paged(async (page) => (await this.objects.listNamespacedCustomObject({ ...this.ref, ...page })) as ClusterSetList),
       watch,
       logger: this.log,
     });
     this.secrets = new ResilientInformer<V1Secret>({
       name: 'secrets',
       path: `/api/v1/namespaces/${ns}/secrets`,
-      list: () => core.listNamespacedSecret({ namespace: ns }),
+      list: paged((page) => core.listNamespacedSecret({ namespace: ns, ...page })),
       watch,
       logger: this.log,
       // Not compactForCache: the shared string pool outlives the objects, and no value of a
