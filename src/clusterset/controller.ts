@@ -17,7 +17,7 @@ import { failure, FailureReason } from '../conditions/reasons.js';
 import { ResilientInformer, stripManagedFields } from '../common/kube/informer.js';
 import { describeError, httpStatus, isConflict } from '../common/kube/errors.js';
 import { WorkQueue } from '../common/runtime/workqueue.js';
-import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField } from '../conditions/status/compute.js';
+import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField, type ImportsSynced } from '../conditions/status/compute.js';
 import { StatusWriter } from '../conditions/status/writer.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { heldBy, type MembershipClaim } from './membership.js';
@@ -44,6 +44,8 @@ export interface LinkFactory {
 /** The importers also count what they imported, for the ClusterSet status. */
 export interface ImporterFactory extends LinkFactory {
   counts(clusterSet: string): ComputedStatus['imports'];
+  /** The import watcher's health, for the ImportsSynced condition. */
+  importsSynced?(clusterSet: string): ImportsSynced | undefined;
 }
 
 export interface ClusterSetControllerOptions {
@@ -446,11 +448,13 @@ export class ClusterSetController {
     const managed = this.areas.get(name);
     const specProblem = this.specProblems.get(name);
     const imports = this.options.importers?.counts(name);
+    const importsSynced = this.options.importers?.importsSynced?.(name);
     return computeStatus({
       generation: clusterSet.metadata?.generation,
       leaders: managed ? [managed.area.getStatus()] : [],
       ...(specProblem ? { specProblem } : {}),
       ...(imports ? { imports } : {}),
+      ...(importsSynced ? { importsSynced } : {}),
       omit: this.prunedFields,
       previous: clusterSet.status,
       now: new Date(),

@@ -7,7 +7,7 @@ import type { LeaderTarget } from '../clusterset/spec.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { ResilientInformer } from '../common/kube/informer.js';
 import { describeError } from '../common/kube/errors.js';
-import type { ImportCounts } from '../conditions/status/compute.js';
+import type { ImportCounts, ImportsSynced } from '../conditions/status/compute.js';
 import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js';
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
@@ -102,6 +102,10 @@ export class ImportManager {
 
   counts(clusterSet: string): ImportCounts | undefined {
     return this.importers.get(clusterSet)?.counts();
+  }
+
+  importsSynced(clusterSet: string): ImportsSynced | undefined {
+    return this.importers.get(clusterSet)?.importsSynced();
   }
 
   importerFor(clusterSet: string): Importer | undefined {
