@@ -24,7 +24,7 @@
 // at admission.
 import { readFileSync } from 'node:fs';
 import {
-  AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
+  AdmissionregistrationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1BoundObjectReference, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount,
   type V1ValidatingAdmissionPolicy,
 } from '@kubernetes/client-node';
 import { Command, Option } from 'commander';
@@ -60,6 +60,11 @@ export interface MemberTokenOptions {
   readonly memberNamespace?: string;
   /** Progress lines, for stderr. Default: silent. */
   readonly log?: (message: string) => void;
+  /**
+   * Called once the account, Role and binding are in place, right before the token is issued:
+   * the object the token is bound to (deleting it revokes the token). Default: not bound.
+   */
+  readonly bindTo?: (serviceAccount: V1ServiceAccount) => Promise<V1BoundObjectReference>;
 }
 
 export interface MemberToken {
@@ -273,8 +278,9 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   await ensureRoleBinding(rbac, namespace, serviceAccount, log);
 
   // 4. Token.
+  const boundObjectRef = options.bindTo === undefined ? undefined : await options.bindTo(await core.readNamespacedServiceAccount({ namespace, name: serviceAccount }));
   const request = await core.createNamespacedServiceAccountToken({
-    namespace, name: serviceAccount, body: { spec: { audiences: [], expirationSeconds: durationSeconds } },
+    namespace, name: serviceAccount, body: { spec: { audiences: [], expirationSeconds: durationSeconds, ...(boundObjectRef !== undefined && { boundObjectRef }) } },
   });
   const token = request.status?.token;
   if (token === undefined || token === '') throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);

@@ -136,8 +136,8 @@ describe('clusterset-agent join and leave', () => {
   it('joins from nothing: access on the leader, Secret and ClusterSet in the member, Ready', async () => {
     const res = await cli('join', joinArgs());
     assert.equal(res.code, 0, res.stdout + res.stderr);
-    assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 5 object\(s\) written\n$/);
-    for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
+    assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 6 object\(s\) written\n$/);
+    for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: created Secret antrea-multicluster/member-east-token-', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
       assert.ok(res.stderr.includes(line), `${line}\n${res.stderr}`);
     }
     assert.match(res.stderr, /waiting for ClusterSet clusterset-agent\/prod: Ready=True \(Connected\)/);
@@ -207,8 +207,8 @@ describe('clusterset-agent join and leave', () => {
     // The right leader, dry: what leave would delete, and nothing written.
     const dry = await cli('leave', sides(['--clusterset', CS, '--dry-run']));
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
-    assert.equal(dry.stdout, 'leave would, in order:\n  member: delete ClusterSet clusterset-agent/prod\n  member: delete Secret clusterset-agent/leader-token\n' +
-      '  leader: delete RoleBinding antrea-multicluster/member-east\n  leader: delete ServiceAccount antrea-multicluster/member-east\n');
+    assert.match(dry.stdout, new RegExp('^leave would, in order:\n  member: delete ClusterSet clusterset-agent/prod\n  member: delete Secret clusterset-agent/leader-token\n' +
+      '  leader: delete RoleBinding antrea-multicluster/member-east\n  leader: delete Secret antrea-multicluster/member-east-token-[a-z0-9]{5}\n  leader: delete ServiceAccount antrea-multicluster/member-east\n$'));
     assert.deepEqual({ leader: joinerWrites(leader, since), member: joinerWrites(member, since) }, { leader: [], member: [] });
   });
 
@@ -264,5 +264,32 @@ describe('clusterset-agent join and leave', () => {
     assert.match(res.stderr, /not removed, still in place:\n {2}- ServiceAccount antrea-multicluster\/member-east on the leader: not created by join or create-member-token .* its tokens stay valid until you delete it/);
     await core.readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
     await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+  });
+
+  it('a token rotated through join revokes the one before: its Secret on the leader is deleted, the old token refused', async () => {
+    const readToken = async () => Buffer.from((await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' })).data?.['token'] ?? '', 'base64').toString('utf8');
+    const announces = (token: string) => tokenConfig(leader, token).makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS });
+    // A token of ten minutes: the next join renews it (it expires within 7 days).
+    const first = await cli('join', joinArgs(['--duration', '10m']));
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const old = await readToken();
+    const second = await cli('join', joinArgs());
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+    assert.match(second.stderr, /needs a new token: its token expires at \S+, within 7 days/);
+    assert.match(second.stderr, /leader: deleted Secret antrea-multicluster\/member-east-token-[a-z0-9]{5}: the token bound to it is revoked/);
+    const current = await readToken();
+    assert.notEqual(current, old);
+    await waitFor('the rotated-out token refused (401)', async () => {
+      try {
+        await announces(old);
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 401;
+      }
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    await announces(current);
+    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.deepEqual({ leader: await objects(leader, 'leader'), member: await objects(member, 'member') }, before_);
   });
 });

@@ -3,12 +3,12 @@
 // with only the member's subject removed.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
 import type { ClusterSet } from '../../src/common/api/antrea.js';
 import {
   CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SERVICE_ACCOUNT_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE,
 } from '../../src/common/api/names.js';
-import { accessRefusals, describeStep, isOwnAnnounce, leaveTarget, planLeave, type LeaveObservation } from '../../src/cli/join/leave-plan.js';
+import { accessRefusals, describeStep, isOwnAnnounce, leaveTarget, planLeave, tokenSecretsOf, type LeaveObservation } from '../../src/cli/join/leave-plan.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const OTHER_CA = '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n';
@@ -34,6 +34,9 @@ const binding = (name: string, subjects: string[], labels: Record<string, string
   metadata: { name, uid: `uid-rb-${name}`, resourceVersion: '7', labels },
   roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'antrea-mc-member-cluster-role' },
   subjects: subjects.map((s) => ({ kind: 'ServiceAccount', name: s, namespace: 'antrea-multicluster' })),
+});
+const tokenSecret = (name: string, account: string, ownerUid: string, labels: Record<string, string> = managed): V1Secret => ({
+  metadata: { name, uid: `uid-${name}`, labels, annotations: { [LEADER_SERVICE_ACCOUNT_ANNOTATION]: account }, ownerReferences: [{ apiVersion: 'v1', kind: 'ServiceAccount', name: account, uid: ownerUid }] },
 });
 /** A token whose `sub` names a ServiceAccount (unsigned: only the claim is read). */
 const tokenFor = (name: string) => `x.${Buffer.from(JSON.stringify({ sub: `system:serviceaccount:antrea-multicluster:${name}` })).toString('base64url')}.y`;
@@ -79,16 +82,23 @@ describe('leave: the account join made', () => {
 
   it("an account annotated for another cluster ID is refused", () => {
     const target = leaveTarget(observation());
-    assert.match(accessRefusals(target, { serviceAccount: sa('east-sa', managed, 'west'), roleBinding: undefined }).join('\n'), /annotated multicluster\.antrea\.io\/cluster-id="west", not this member's "east"/);
+    assert.match(accessRefusals(target, { serviceAccount: sa('east-sa', managed, 'west'), roleBinding: undefined, tokenSecrets: [] }).join('\n'), /annotated multicluster\.antrea\.io\/cluster-id="west", not this member's "east"/);
   });
 });
 
 describe('leave: what is deleted', () => {
   it("what join created goes, each under its uid, in order", () => {
     const o = observation();
-    const plan = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa'), roleBinding: binding('east-sa', ['east-sa']) });
-    assert.deepEqual(plan.steps.map((s) => `${s.action} ${s.kind} ${s.name} ${s.uid ?? ''}`), [
-      'delete ClusterSet prod uid-member-cs', 'delete Secret leader-token uid-secret', 'delete RoleBinding east-sa uid-rb-east-sa', 'delete ServiceAccount east-sa uid-east-sa',
+    const tokenSecrets = [
+      tokenSecret('east-sa-token-abc', 'east-sa', 'uid-east-sa'),
+      tokenSecret('east-sa-token-old', 'east-sa', 'uid-an-earlier-east-sa'),
+      tokenSecret('east-sa-token-hand', 'east-sa', 'uid-east-sa', {}),
+      tokenSecret('other-token-x', 'other', 'uid-east-sa'),
+    ];
+    const plan = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa'), roleBinding: binding('east-sa', ['east-sa']), tokenSecrets });
+    assert.deepEqual(plan.steps.map((s) => `${s.side}: ${s.action} ${s.kind} ${s.name} ${s.uid ?? ''}`), [
+      'member: delete ClusterSet prod uid-member-cs', 'member: delete Secret leader-token uid-secret', 'leader: delete RoleBinding east-sa uid-rb-east-sa',
+      'leader: delete Secret east-sa-token-abc uid-east-sa-token-abc', 'leader: delete ServiceAccount east-sa uid-east-sa',
     ]);
     assert.deepEqual(plan.kept, []);
   });
@@ -96,7 +106,7 @@ describe('leave: what is deleted', () => {
   it('a RoleBinding join did not create, or that binds others too, only loses the member subject', () => {
     const o = observation();
     for (const rb of [binding('east-sa', ['east-sa'], {}), binding('east-sa', ['east-sa', 'someone'])]) {
-      const step = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa'), roleBinding: rb }).steps.find((s) => s.kind === 'RoleBinding');
+      const step = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa'), roleBinding: rb, tokenSecrets: [] }).steps.find((s) => s.kind === 'RoleBinding');
       assert.equal(step?.action, 'remove-subject');
       assert.equal(step?.subject, 'east-sa');
       assert.ok(step !== undefined);
@@ -106,13 +116,13 @@ describe('leave: what is deleted', () => {
 
   it('a Secret and a ServiceAccount without the label stay, named; a shared Secret stays, said', () => {
     const o = observation({ secret: { uid: 's', labels: {}, annotations: {}, caPem: CA, token: undefined } });
-    const plan = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa', {}), roleBinding: undefined });
+    const plan = planLeave(o, leaveTarget(o), { serviceAccount: sa('east-sa', {}), roleBinding: undefined, tokenSecrets: [] });
     assert.deepEqual(plan.steps.map((s) => s.kind), ['ClusterSet']);
     assert.equal(plan.kept.length, 2);
     assert.match(plan.kept[0] ?? '', /Secret clusterset-agent\/leader-token in the member: join did not create it/);
     assert.match(plan.kept[1] ?? '', /ServiceAccount antrea-multicluster\/east-sa on the leader: not created by join .* its tokens stay valid/);
     const shared = observation({ secretSharedWith: ['staging'] });
-    const sharedPlan = planLeave(shared, leaveTarget(shared), { serviceAccount: undefined, roleBinding: undefined });
+    const sharedPlan = planLeave(shared, leaveTarget(shared), { serviceAccount: undefined, roleBinding: undefined, tokenSecrets: [] });
     assert.deepEqual(sharedPlan.kept, []);
     assert.match(sharedPlan.notes.join(), /keeping Secret clusterset-agent\/leader-token: ClusterSet staging uses it/);
   });
@@ -122,5 +132,12 @@ describe('leave: what is deleted', () => {
     assert.equal(isOwnAnnounce({ clusterID: 'east', clusterSetID: 'prod', leaderClusterID: 'leader' }, target, 'prod'), true);
     assert.equal(isOwnAnnounce({ clusterID: 'east', clusterSetID: 'staging', leaderClusterID: 'leader' }, target, 'prod'), false);
     assert.equal(isOwnAnnounce({ clusterID: 'east', clusterSetID: 'prod', leaderClusterID: 'other' }, target, 'prod'), false);
+  });
+});
+
+describe('join: the token Secrets a rotation revokes', () => {
+  it("every earlier one join made for the account, never the current one, never one without join's label", () => {
+    const secrets = [tokenSecret('a-token-1', 'a', 'sa'), tokenSecret('a-token-2', 'a', 'sa'), tokenSecret('a-token-3', 'a', 'sa', {}), tokenSecret('b-token-1', 'b', 'sa')];
+    assert.deepEqual(tokenSecretsOf(secrets, 'a', 'uid-a-token-2').map((x) => x.name), ['a-token-1']);
   });
 });

@@ -7,13 +7,14 @@
 // the token checked against the leader URL, the Secret and the ClusterSet in the member; then
 // wait for Ready. A second join finds everything in place and writes nothing.
 // leave is in leave.ts.
-import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi, type V1ServiceAccount } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
 import {
   CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
-  MANAGED_BY_LABEL, MANAGED_BY_VALUE, mcaName,
+  MANAGED_BY_LABEL, MANAGED_BY_VALUE, mcaName, MEMBER_TOKEN_LABEL,
 } from '../../common/api/names.js';
+import { tokenSecretsOf } from './leave-plan.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
 import { MEMBER_ROLE_NAME } from '../../leader/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
@@ -57,6 +58,37 @@ export interface JoinResult {
 
 const MANAGED_BY = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 const recordedAccount = (options: JoinOptions) => ({ [LEADER_SERVICE_ACCOUNT_ANNOTATION]: options.serviceAccount });
+
+/** The leader-side Secret a new member token is bound to, owned by the account (garbage-collected with it). */
+async function createTokenSecret(core: CoreV1Api, options: JoinOptions, account: V1ServiceAccount): Promise<{ name: string; uid: string }> {
+  const created = await core.createNamespacedSecret({
+    namespace: options.leaderNamespace,
+    body: {
+      metadata: {
+        generateName: `${options.serviceAccount}-token-`,
+        labels: { ...MANAGED_BY, [MEMBER_TOKEN_LABEL]: options.clusterID },
+        annotations: { [LEADER_SERVICE_ACCOUNT_ANNOTATION]: options.serviceAccount },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ServiceAccount', name: account.metadata?.name ?? '', uid: account.metadata?.uid ?? '' }],
+      },
+      type: 'Opaque',
+    },
+  });
+  return { name: created.metadata?.name ?? '', uid: created.metadata?.uid ?? '' };
+}
+
+/** Deletes, under their uids, the token Secrets join bound earlier tokens of this account to: those tokens stop working. */
+async function revokeEarlierTokens(core: CoreV1Api, options: JoinOptions, current: { name: string; uid: string }, note: (line: string) => void): Promise<void> {
+  const secrets = (await core.listNamespacedSecret({ namespace: options.leaderNamespace, labelSelector: `${MEMBER_TOKEN_LABEL}=${options.clusterID},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` })).items;
+  const earlier = tokenSecretsOf(secrets, options.serviceAccount, current.uid);
+  for (const secret of earlier) {
+    try {
+      await core.deleteNamespacedSecret({ namespace: options.leaderNamespace, name: secret.name, body: { preconditions: { uid: secret.uid } } });
+      note(`leader: deleted Secret ${options.leaderNamespace}/${secret.name}: the token bound to it is revoked`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
 
 /** A token is renewed when it expires within this: the same bound `status` warns at. */
 const RENEW_BEFORE_SECONDS = 7 * 24 * 3600;
@@ -244,6 +276,8 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   const note = (line: string) => { wrote.push(line); options.progress(line); };
   // 1. The member's access on the leader, and its token, unless the Secret holds a good one.
   let token: string | undefined;
+  let boundSecret: { name: string; uid: string } | undefined;
+  const leaderCore = options.leader.makeApiClient(CoreV1Api);
   if (!plan.secretExists || renew !== undefined) {
     if (renew !== undefined) options.progress(`Secret ${options.memberNamespace}/${options.secretName} needs a new token: ${renew}`);
     try {
@@ -251,6 +285,12 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         memberId: options.clusterID, namespace: options.leaderNamespace, serviceAccount: options.serviceAccount,
         secretName: options.secretName, memberNamespace: options.memberNamespace,
         ...(options.durationSeconds !== undefined && { durationSeconds: options.durationSeconds }),
+        // Bound to a Secret of its own: the next rotation revokes this token by deleting it.
+        bindTo: async (account) => {
+          boundSecret = await createTokenSecret(leaderCore, options, account);
+          note(`leader: created Secret ${options.leaderNamespace}/${boundSecret.name}, the new token's binding (deleting it revokes the token)`);
+          return { apiVersion: 'v1', kind: 'Secret', name: boundSecret.name, uid: boundSecret.uid };
+        },
         log: (line) => {
           if (/^(created|added|issued|Role .* lacked)/.test(line)) note(`leader: ${line}`);
           // Its closing advice (apply the Secret, write the ClusterSet) is what join does next.
@@ -288,6 +328,8 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
       note(`member: created Secret ${options.memberNamespace}/${options.secretName}`);
     }
   }
+  // The member holds the new token: every earlier token join bound for this account is revoked.
+  if (boundSecret !== undefined) await revokeEarlierTokens(leaderCore, options, boundSecret, note);
   if (plan.createMemberClusterSet !== undefined) {
     // What leave needs to undo this join, recorded where leave reads first.
     const annotations = { ...recordedAccount(options), ...(leaderClusterSetUid !== undefined && { [LEADER_CLUSTERSET_UID_ANNOTATION]: leaderClusterSetUid }) };

@@ -7,7 +7,7 @@
 // pointing at another ClusterSet's leader is refused. And only what join (or
 // create-member-token) labelled at create is deleted, under a uid precondition; a RoleBinding
 // it did not create only loses the member's subject; anything that stays is named.
-import type { V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
 import type { ClusterSet, MemberClusterAnnounce } from '../../common/api/antrea.js';
 import {
   CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SERVICE_ACCOUNT_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE,
@@ -42,6 +42,21 @@ export interface LeaveObservation {
 export interface LeaderAccess {
   readonly serviceAccount: V1ServiceAccount | undefined;
   readonly roleBinding: V1RoleBinding | undefined;
+  /** Leader Secrets labelled as this member's token bindings (join made them; each revokes a token when deleted). */
+  readonly tokenSecrets: readonly V1Secret[];
+}
+
+/**
+ * The token Secrets join made for `serviceAccount`: labelled at create, annotated with the
+ * account, and owned by it (when `ownerUid` is known); never `except` (the current one).
+ */
+export function tokenSecretsOf(secrets: readonly V1Secret[], serviceAccount: string, exceptUid?: string, ownerUid?: string): { name: string; uid: string }[] {
+  return secrets
+    .filter((s) => isManaged(s.metadata?.labels) && s.metadata?.annotations?.[LEADER_SERVICE_ACCOUNT_ANNOTATION] === serviceAccount)
+    .filter((s) => s.metadata?.uid !== exceptUid)
+    .filter((s) => ownerUid === undefined || (s.metadata?.ownerReferences ?? []).some((o) => o.kind === 'ServiceAccount' && o.uid === ownerUid))
+    .map((s) => ({ name: s.metadata?.name ?? '', uid: s.metadata?.uid ?? '' }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export interface LeaveTarget {
@@ -76,7 +91,9 @@ export interface LeavePlan {
   readonly notes: readonly string[];
 }
 
-const isManaged = (labels: Readonly<Record<string, string>> | undefined): boolean => labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+function isManaged(labels: Readonly<Record<string, string>> | undefined): boolean {
+  return labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+}
 const norm = (pem: string) => pem.replace(/\r/g, '').trim();
 
 /** Who the member is, which account is its own, and whether the leader context is its leader. */
@@ -185,6 +202,10 @@ export function planLeave(o: LeaveObservation, target: LeaveTarget, access: Lead
     }
   }
   const account = access.serviceAccount;
+  // The Secrets its tokens are bound to (the ServiceAccount's deletion voids them anyway; these would be left over).
+  for (const secret of tokenSecretsOf(access.tokenSecrets, sa, undefined, account?.metadata?.uid)) {
+    steps.push({ side: 'leader', action: 'delete', kind: 'Secret', namespace: ns, name: secret.name, uid: secret.uid });
+  }
   if (account !== undefined) {
     if (isManaged(account.metadata?.labels)) {
       steps.push({ side: 'leader', action: 'delete', kind: 'ServiceAccount', namespace: ns, name: sa, ...(account.metadata?.uid !== undefined && { uid: account.metadata.uid }) });

@@ -7,7 +7,7 @@
 // an object read and judged ours, under its uid; whatever stays is named.
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
 import { MEMBER_CLUSTER_ANNOUNCE, type ClusterSet, type MemberClusterAnnounce } from '../../common/api/antrea.js';
-import { LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName } from '../../common/api/names.js';
+import { LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName, MEMBER_TOKEN_LABEL } from '../../common/api/names.js';
 import { describeError, httpStatus, isConflict, isNotFound } from '../../common/kube/errors.js';
 import { leaderCaPem } from '../../leader/member-token.js';
 import { clusterSetRef, JoinFailed, JoinRefused, orUndefined } from './join.js';
@@ -120,6 +120,7 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   const access = {
     serviceAccount: await orUndefined(() => leaderCore.readNamespacedServiceAccount({ namespace: target.leaderNamespace, name: target.serviceAccount })),
     roleBinding: await orUndefined(() => rbac.readNamespacedRoleBinding({ namespace: target.leaderNamespace, name: target.serviceAccount })),
+    tokenSecrets: (await leaderCore.listNamespacedSecret({ namespace: target.leaderNamespace, labelSelector: `${MEMBER_TOKEN_LABEL}=${target.clusterID}` })).items,
   };
   const refused = accessRefusals(target, access);
   if (refused.length > 0) throw new JoinRefused(refused);
@@ -154,7 +155,8 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
       await waitGone(() => custom.getNamespacedCustomObject(ref), `ClusterSet ${options.memberNamespace}/${options.clusterSet}`, options.waitSeconds, options.progress);
       await withdrawAnnounce(leaderCustom, target, options.clusterSet, did);
     } else if (step.kind === 'Secret') {
-      await del(step, () => core.deleteNamespacedSecret({ namespace: step.namespace, name: step.name, ...preconditions(step.uid) }));
+      const api = step.side === 'member' ? core : leaderCore;
+      await del(step, () => api.deleteNamespacedSecret({ namespace: step.namespace, name: step.name, ...preconditions(step.uid) }));
     } else if (step.kind === 'RoleBinding' && step.action === 'remove-subject') {
       const outcome = await removeSubject(rbac, step);
       if (outcome === 'removed') did(`leader: removed ServiceAccount ${step.subject ?? ''} from RoleBinding ${step.namespace}/${step.name} (join did not create it; it stays)`);

@@ -181,3 +181,8 @@ export const LEADER_SERVICE_ACCOUNT_ANNOTATION = 'multicluster.clusterset-agent.
  * `leave` proves its leader context is that leader before it deletes anything there.
  */
 export const LEADER_CLUSTERSET_UID_ANNOTATION = 'multicluster.clusterset-agent.io/leader-clusterset-uid';
+/**
+ * Label (value: the member's cluster ID) on the leader-side Secret `join` binds each member token
+ * to: deleting the Secret revokes the token, which is how a rotation voids the previous one.
+ */
+export const MEMBER_TOKEN_LABEL = 'multicluster.clusterset-agent.io/member-token';
