@@ -78,7 +78,7 @@ function sideOptions(command: Command): (flags: string, text: string, extras?: {
   option('--member-kubeconfig <file>', 'Kubeconfig of the member cluster.', { env: 'KUBECONFIG', default: '~/.kube/config' });
   option('--member-context <name>', 'Context of the member kubeconfig.', { default: 'its current context' });
   option('--member-namespace <ns>', "The agent's namespace in the member (where the chart runs it).", { default: DEFAULT_MEMBER_NAMESPACE });
-  option('--service-account <name>', "The member's ServiceAccount on the leader.", { default: 'member-<cluster ID>' });
+  option('--service-account <name>', "The member's ServiceAccount on the leader (leave reads the one join recorded; this only for a membership with no record).", { default: 'member-<cluster ID>' });
   return option;
 }
 
