@@ -2,19 +2,23 @@
 // the leader's and the member's kubeconfigs. Progress goes to stderr, the result to stdout.
 // Exit codes: 0 done (joined and Ready, or left), 1 failed after the checks (an API error, or
 // not Ready in time: what was written stays, and a rerun continues), 2 a bad command line,
-// 4 refused: a contradiction found before anything was written, each one named.
+// 4 refused: a contradiction found before anything was written, each one named; for leave, 5
+// left, but something stays (not made by join, or replaced meanwhile), each one named.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { CLUSTERSET } from '../common/api/antrea.js';
 import { DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
-import { join, JoinFailed, JoinRefused, leave } from './join/join.js';
+import { join, JoinFailed, JoinRefused } from './join/join.js';
+import { describeStep, leave } from './join/leave.js';
 import { configureMemberDNS, dnsRefusal, readMemberDNS, unconfigureMemberDNS } from './dns/configure.js';
 import { DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, leaderCaPem, MemberTokenError, parseDuration } from '../leader/member-token.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
 
 export const EXIT_REFUSED = 4;
+/** leave: done, but something it could not (or would not) remove stays; each is named on stderr. */
+export const EXIT_LEFT_INCOMPLETE = 5;
 const DEFAULT_WAIT_SECONDS = 120;
 
 interface SideFlags {
@@ -77,7 +81,7 @@ function sideOptions(command: Command): (flags: string, text: string, extras?: {
   option('--member-kubeconfig <file>', 'Kubeconfig of the member cluster.', { env: 'KUBECONFIG', default: '~/.kube/config' });
   option('--member-context <name>', 'Context of the member kubeconfig.', { default: 'its current context' });
   option('--member-namespace <ns>', "The agent's namespace in the member (where the chart runs it).", { default: DEFAULT_MEMBER_NAMESPACE });
-  option('--service-account <name>', "The member's ServiceAccount on the leader.", { default: 'member-<cluster ID>' });
+  option('--service-account <name>', "The member's ServiceAccount on the leader (leave reads the one join recorded; this only for a membership with no record).", { default: 'member-<cluster ID>' });
   return option;
 }
 
@@ -188,16 +192,21 @@ export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
   const command = new Command('leave')
     .summary("take a member out of a ClusterSet: its ClusterSet and Secret, and its access on the leader")
     .description(
-      "Undoes join: deletes the member's ClusterSet (the agent withdraws its announce and exports, then lets it go) " +
-        "and waits for it to go, deletes its Secret unless another ClusterSet uses it, then deletes the member's " +
-        "RoleBinding and ServiceAccount on the leader, which voids every token issued for it. The leader's ClusterSet and the " +
-        'shared member Role stay. Exit codes: 0 left, 1 failed, 2 bad command line, 4 refused (nothing deleted).',
+      "Undoes join. First proves the leader context is the leader the member ClusterSet names (the leader ClusterSet " +
+        "join recorded, or the same server and CA; the same leader ID) and finds the member's ServiceAccount join " +
+        'recorded; any doubt stops it before the first delete. Then deletes the member\'s ClusterSet (the agent withdraws ' +
+        'its announce and exports, then lets it go) and waits for it to go, deletes its Secret unless another ClusterSet ' +
+        "uses it, then the member's RoleBinding and ServiceAccount on the leader, which voids every token issued for it. It " +
+        'deletes only what join created (labelled at create), under a uid precondition; from a RoleBinding join did not ' +
+        "create it removes only the member's subject. The leader's ClusterSet and the shared member Role stay. " +
+        'Exit codes: 0 left, 1 failed, 2 bad command line, 4 refused (nothing deleted), 5 left but something stays (each named).',
     )
     .usage('--clusterset NAME [options]');
   const option = sideOptions(command);
   option('--clusterset <name>', 'The ClusterSet to leave; required.');
   option('--wait <seconds|2m>', 'How long to wait for the member ClusterSet to go.', { default: `${String(DEFAULT_WAIT_SECONDS)}s` });
-  return command.action(async (values: SideFlags & { clusterset?: string }) => {
+  command.addOption(new Option('--dry-run', 'Check everything and print what would be deleted and changed, write nothing.'));
+  return command.action(async (values: SideFlags & { clusterset?: string; dryRun?: boolean }) => {
     status.code = await report(io, async () => {
       if (values.clusterset === undefined) throw new UsageError("--clusterset is required (see 'clusterset-agent leave --help')");
       const result = await leave({
@@ -206,13 +215,21 @@ export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
         clusterSet: values.clusterset,
         memberNamespace: values.memberNamespace ?? DEFAULT_MEMBER_NAMESPACE,
         serviceAccount: values.serviceAccount,
+        dryRun: values.dryRun === true,
         waitSeconds: waitSeconds(values.wait),
         progress: (line) => { io.stderr.write(`${line}\n`); },
       });
+      const stays = result.kept.map((k) => `  - ${k}\n`).join('');
+      if (values.dryRun === true) {
+        io.stdout.write(`leave would, in order:\n${result.plan.steps.map((s) => `  ${describeStep(s)}\n`).join('')}${stays === '' ? '' : `and would leave in place:\n${stays}`}`);
+        return 0;
+      }
       // What join --configure-dns added, once no ClusterSet is left in the member to import for.
       const dns = await undoMemberDNSWhenUnused(loadKubeConfig(values.memberKubeconfig, values.memberContext, 'member'), io);
-      io.stdout.write(`left ClusterSet ${values.clusterset}: ${String(result.removed.length + dns)} object(s) removed\n`);
-      return 0;
+      io.stdout.write(`left ClusterSet ${values.clusterset}: ${String(result.removed.length + dns)} object(s) removed or changed\n`);
+      if (result.kept.length === 0) return 0;
+      io.stderr.write(`not removed, still in place:\n${stays}`);
+      return EXIT_LEFT_INCOMPLETE;
     });
   });
 }

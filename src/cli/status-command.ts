@@ -5,7 +5,8 @@
 import { Command, Option } from 'commander';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectReports, StatusReadError } from './report/collect.js';
-import { exitCodeOf } from './report/model.js';
+import { DEFAULT_STALE_AFTER_SECONDS, exitCodeOf } from './report/model.js';
+import { parseDuration } from '../leader/member-token.js';
 import { renderReports } from './report/render.js';
 import { collectClustersetDNS } from './report/collect-dns.js';
 import { clustersetDNSView, renderClustersetDNS } from './report/dns.js';
@@ -17,6 +18,7 @@ interface StatusFlags {
   readonly context?: string;
   readonly namespace?: string;
   readonly output?: string;
+  readonly staleAfter?: string;
 }
 
 export function statusCommand(io: CommandIO, status: ExitStatus): Command {
@@ -27,7 +29,9 @@ export function statusCommand(io: CommandIO, status: ExitStatus): Command {
       'Shows every ClusterSet of one cluster, problems first: on a member, its leader, Ready with reason and last ' +
         "heartbeat, the leader token's expiry, imports with rejected and conflicting counts, its ServiceExports with " +
         "their verdicts and the Warning Events on the ClusterSet; on a leader, its members' liveness, refused exports " +
-        'and imports by kind. Read-only. Exit codes: 0 nothing needs attention, 3 something does (listed), 1 the ' +
+        'and imports by kind. It judges the last heartbeat (a member) and the members\' last beats shown connected (a ' +
+        'leader) against --stale-after, and every warning condition (DuplicateClusterID, ImportsSynced=False). ' +
+        'Read-only. Exit codes: 0 nothing needs attention, 3 something does (listed), 1 the ' +
         'cluster could not be read, 2 a bad command line.',
     )
     .addHelpText('after', '\nExamples:\n  clusterset-agent status --context member-east\n  kubectl clusterset status -o json   (as a kubectl plugin)\n');
@@ -39,6 +43,7 @@ export function statusCommand(io: CommandIO, status: ExitStatus): Command {
   option('--context <name>', 'Context of that kubeconfig.', { default: 'its current context' });
   option('-n, --namespace <ns>', 'Only ClusterSets in this namespace.', { default: 'all namespaces' });
   option('-o, --output <text|json>', 'Output format.', { default: 'text' });
+  option('--stale-after <5m|seconds>', "A heartbeat this old while shown Ready needs attention: the agent, or the leader's controller, is not running.", { default: `${String(DEFAULT_STALE_AFTER_SECONDS / 60)}m` });
   return command.action(async (name: string | undefined, values: StatusFlags) => {
     status.code = await runStatus(name, values, io);
   });
@@ -49,6 +54,15 @@ async function runStatus(name: string | undefined, values: StatusFlags, io: Comm
   if (output !== 'text' && output !== 'json') {
     io.stderr.write(`error: --output must be text or json, not ${JSON.stringify(output)} (see 'clusterset-agent status --help')\n`);
     return EXIT_USAGE;
+  }
+  let staleAfterSeconds: number | undefined;
+  if (values.staleAfter !== undefined) {
+    try {
+      staleAfterSeconds = parseDuration(values.staleAfter);
+    } catch {
+      io.stderr.write(`error: --stale-after must be seconds or a duration like 5m, not ${JSON.stringify(values.staleAfter)}\n`);
+      return EXIT_USAGE;
+    }
   }
   const kc = new KubeConfig();
   try {
@@ -63,7 +77,7 @@ async function runStatus(name: string | undefined, values: StatusFlags, io: Comm
     return 1;
   }
   try {
-    const reports = await collectReports(kc, { ...(values.namespace !== undefined && { namespace: values.namespace }), ...(name !== undefined && { name }) });
+    const reports = await collectReports(kc, { ...(staleAfterSeconds !== undefined && { staleAfterSeconds }), ...(values.namespace !== undefined && { namespace: values.namespace }), ...(name !== undefined && { name }) });
     if (name !== undefined && reports.length === 0) {
       io.stderr.write(`error: no ClusterSet ${name}${values.namespace === undefined ? '' : ` in namespace ${values.namespace}`}\n`);
       return 1;

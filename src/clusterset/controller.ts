@@ -18,12 +18,13 @@ import { failure, FailureReason } from '../conditions/reasons.js';
 import { ResilientInformer, stripManagedFields } from '../common/kube/informer.js';
 import { describeError, httpStatus, isConflict } from '../common/kube/errors.js';
 import { WorkQueue } from '../common/runtime/workqueue.js';
-import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField } from '../conditions/status/compute.js';
+import { computeStatus, EXTENSION_FIELD_PATHS, prunedStatusFields, type ComputedStatus, type ExtensionField, type ImportsSynced } from '../conditions/status/compute.js';
 import { StatusWriter } from '../conditions/status/writer.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { heldBy, type MembershipClaim } from './membership.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
 import { apiClient } from '../common/kube/shared-connections.js';
+import { paged } from '../common/kube/paginate.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
 export const LEAVE_FINALIZER = 'clusterset-agent.multicluster.x-k8s.io/leave-leader';
@@ -44,6 +45,8 @@ export interface LinkFactory {
 /** The importers also count what they imported, for the ClusterSet status. */
 export interface ImporterFactory extends LinkFactory {
   counts(clusterSet: string): ComputedStatus['imports'];
+  /** The import watcher's health, for the ImportsSynced condition. */
+  importsSynced?(clusterSet: string): ImportsSynced | undefined;
 }
 
 export interface ClusterSetControllerOptions {
@@ -103,14 +106,14 @@ export class ClusterSetController {
     this.clusterSets = new ResilientInformer<ClusterSet>({
       name: 'clustersets',
       path: `/apis/${CLUSTERSET.group}/${CLUSTERSET.version}/namespaces/${ns}/${CLUSTERSET.plural}`,
-      list: async () => (await this.objects.listNamespacedCustomObject(this.ref)) as ClusterSetList,
+      list: paged(async (page) => (await this.objects.listNamespacedCustomObject({ ...this.ref, ...page })) as ClusterSetList),
       watch,
       logger: this.log,
     });
     this.secrets = new ResilientInformer<V1Secret>({
       name: 'secrets',
       path: `/api/v1/namespaces/${ns}/secrets`,
-      list: () => core.listNamespacedSecret({ namespace: ns }),
+      list: paged((page) => core.listNamespacedSecret({ namespace: ns, ...page })),
       watch,
       logger: this.log,
       // Not compactForCache: the shared string pool outlives the objects, and no value of a
@@ -445,11 +448,13 @@ export class ClusterSetController {
     const managed = this.areas.get(name);
     const specProblem = this.specProblems.get(name);
     const imports = this.options.importers?.counts(name);
+    const importsSynced = this.options.importers?.importsSynced?.(name);
     return computeStatus({
       generation: clusterSet.metadata?.generation,
       leaders: managed ? [managed.area.getStatus()] : [],
       ...(specProblem ? { specProblem } : {}),
       ...(imports ? { imports } : {}),
+      ...(importsSynced ? { importsSynced } : {}),
       omit: this.prunedFields,
       previous: clusterSet.status,
       now: new Date(),

@@ -22,6 +22,7 @@ import type { WatchLike } from '../common/kube/informer.js';
 import { createRestClient, type Expectation } from '../common/kube/rest-client.js';
 import type { LeaderCredentials } from './credentials.js';
 import { isRecord } from '../common/kube/json.js';
+import { listAllPages } from '../common/kube/paginate.js';
 
 export interface LeaderApi {
   readonly server: string;
@@ -176,15 +177,17 @@ export function createLeaderApi(credentials: LeaderCredentials, namespace: strin
       return client.request<MemberClusterAnnounce>('PUT', announcePath(name), { body, expect: announce(name) });
     },
     deleteAnnounce: (name, uid) => deleteObject(MEMBER_CLUSTER_ANNOUNCE, announcePath(name), name, uid),
-    listResourceImports: () => client.request<ResourceImportList>('GET', collection(RESOURCE_IMPORT), {
+    // In pages: each answer under the client's byte cap, however many imports the leader holds.
+    listResourceImports: () => listAllPages((page) => client.request<ResourceImportList>('GET', collection(RESOURCE_IMPORT), {
+      query: { limit: page.limit, continue: page.continue },
       timeoutMs: Math.max(requestTimeoutMs, LIST_TIMEOUT_MS),
       expect: (obj) => listProblem(obj, RESOURCE_IMPORT, namespace),
-    }),
-    listResourceExports: (labelSelector) => client.request<ResourceExportList>('GET', exports, {
-      ...(labelSelector !== '' && { query: { labelSelector } }),
+    })),
+    listResourceExports: (labelSelector) => listAllPages((page) => client.request<ResourceExportList>('GET', exports, {
+      query: { ...(labelSelector !== '' && { labelSelector }), limit: page.limit, continue: page.continue },
       timeoutMs: Math.max(requestTimeoutMs, LIST_TIMEOUT_MS),
       expect: (obj) => listProblem(obj, RESOURCE_EXPORT, namespace),
-    }),
+    })),
     getResourceExport: (name) => client.request<ResourceExport>('GET', exportPath(name), { expect: resourceExport(name) }),
     createResourceExport: async (body) => {
       const name = nameOf(body, RESOURCE_EXPORT.kind);

@@ -27,6 +27,7 @@ import type { ExportOutcome } from './resource-export-writer.js';
 import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
 import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
 import { apiClient } from '../common/kube/shared-connections.js';
+import { paged } from '../common/kube/paginate.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
   child(fields: Record<string, unknown>): ExportManagerLogger;
@@ -78,27 +79,27 @@ export class ExportManager {
         serviceExports: new ResilientInformer<ServiceExport>({
           name: 'serviceexports',
           path: `/apis/${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}/${SERVICE_EXPORT.plural}`,
-          list: async () => (await this.objects.listClusterCustomObject({
-            group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural,
-          })) as KubeList<ServiceExport>,
+          list: paged(async (page) => (await this.objects.listClusterCustomObject({
+            group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, ...page,
+          })) as KubeList<ServiceExport>),
           watch,
           logger: this.log,
         }),
         // Every Service and EndpointSlice of the member, so only what exports read is kept.
         services: new ResilientInformer<CachedService>({
-          name: 'services', path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), watch, logger: this.log,
+          name: 'services', path: '/api/v1/services', list: paged((page) => core.listServiceForAllNamespaces(page)), watch, logger: this.log,
           transform: (service) => sharedStrings.internValues(serviceCacheEntry(service)),
         }),
         endpointSlices: new ResilientInformer<CachedEndpointSlice>({
-          name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', list: () => discovery.listEndpointSliceForAllNamespaces(), watch, logger: this.log,
+          name: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', list: paged((page) => discovery.listEndpointSliceForAllNamespaces(page)), watch, logger: this.log,
           transform: (slice) => sharedStrings.internValues(endpointSliceCacheEntry(slice)),
         }),
         gateways: new ResilientInformer<Gateway>({
           name: 'gateways',
           path: `/apis/${GATEWAY.group}/${GATEWAY.version}/namespaces/${ns}/${GATEWAY.plural}`,
-          list: async () => (await this.objects.listNamespacedCustomObject({
-            group: GATEWAY.group, version: GATEWAY.version, namespace: ns, plural: GATEWAY.plural,
-          })) as GatewayList,
+          list: paged(async (page) => (await this.objects.listNamespacedCustomObject({
+            group: GATEWAY.group, version: GATEWAY.version, namespace: ns, plural: GATEWAY.plural, ...page,
+          })) as GatewayList),
           watch,
           logger: this.log,
         }),

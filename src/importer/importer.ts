@@ -19,14 +19,15 @@
 //   exclusive work waits for reconciles in flight, so neither sees the other half-done
 //   (runtime/gate.ts).
 import type { ImportPolicyConfig } from '../common/config/config.js';
-import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
+import { RESOURCE_IMPORT, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';
 import { apiStatus, describeError, httpStatus, isNamespaceTerminating, isNotFound } from '../common/kube/errors.js';
 import { ExclusiveGate } from '../common/runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../common/runtime/workqueue.js';
-import type { ImportCounts } from '../conditions/status/compute.js';
+import type { ImportCounts, ImportsSynced } from '../conditions/status/compute.js';
+import { classifyLeaderError } from '../conditions/classify.js';
 import { Applier, type ImportOutcome, type WriteGuard } from './applier.js';
 import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../commonarea/leaderlink/lifecycle.js';
 import { ImportCapacity } from './capacity.js';
@@ -121,6 +122,8 @@ export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: 
 export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
   private informer: ResilientInformer<ResourceImport> | undefined;
+  /** Why the current watcher cannot list or watch ResourceImports, and since when: imports are frozen meanwhile. */
+  private watchFailure: { readonly reason: string; readonly message: string; readonly sinceMs: number } | undefined;
   /** new, active (connected and trusted) or paused (apply nothing); its generation fences writes. */
   private readonly link = new LinkLifecycle<LeaderApi>();
   /** The index was rebuilt and every RI requeued since the last resume: reconciles may run. */
@@ -198,6 +201,7 @@ export class Importer implements LeaderLink {
       this.purged = false;
     }
     const previous = this.informer;
+    this.watchFailure = undefined;
     this.informer = this.startWatcher(api);
     if (previous) this.stopWatcher(previous);
   }
@@ -222,6 +226,14 @@ export class Importer implements LeaderLink {
   /** A namespace appeared: retries the imports refused because it did not exist. */
   namespaceAdded(namespace: string): void {
     for (const riName of this.riState.waitingFor(namespace)) this.queue.add(riName);
+  }
+
+  /** The watcher's health for the ClusterSet status (ImportsSynced); undefined while not watching. */
+  importsSynced(): ImportsSynced | undefined {
+    const informer = this.informer;
+    if (informer === undefined) return undefined;
+    if (this.watchFailure !== undefined) return { status: 'False', ...this.watchFailure };
+    return informer.hasSynced ? { status: 'True', reason: 'Synced', message: 'ResourceImports listed and watched' } : { status: 'Unknown', reason: 'Syncing', message: 'listing ResourceImports' };
   }
 
   counts(): ImportCounts {
@@ -267,6 +279,19 @@ export class Importer implements LeaderLink {
       list: () => api.listResourceImports(),
       watch: api.watch,
       logger: this.options.logger,
+      // A watcher that keeps failing (a list too large, `watch` taken from the Role) freezes
+      // imports while the heartbeat keeps Ready True: the status says so, and since when.
+      onHealthChange: (err) => {
+        if (this.informer !== informer) return;
+        const before = this.watchFailure?.message;
+        if (err === undefined) {
+          this.watchFailure = undefined;
+        } else {
+          const why = classifyLeaderError(err, { verb: 'list/watch', resource: 'resourceimports', group: RESOURCE_IMPORT.group, namespace: api.namespace, server: api.server });
+          this.watchFailure = { reason: why.reason, message: `the ResourceImport watcher fails, imports are frozen: ${why.message}`, sinceMs: this.watchFailure?.sinceMs ?? Date.now() };
+        }
+        if (this.watchFailure?.message !== before) this.options.onCountsChanged();
+      },
     });
     const enqueue = (ri: ResourceImport) => { this.queue.add(ri.metadata?.name ?? ''); };
     informer.on('add', enqueue);
@@ -274,6 +299,7 @@ export class Importer implements LeaderLink {
     informer.on('delete', enqueue);
     informer.start().then(() => {
       if (this.informer !== informer || !this.link.active) return;
+      this.options.onCountsChanged();
       this.options.logger.info('watching resource imports', { count: informer.list().length });
       if (this.needsResync) void this.fullResync();
       else this.requeueAll(informer);

@@ -3,6 +3,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { compactForCache } from '../common/kube/informer.js';
 import { createJsonClient, type JsonClient } from '../common/kube/json-client.js';
+import { listAllPages } from '../common/kube/paginate.js';
 
 export interface ObjectRef {
   readonly group: string;
@@ -51,9 +52,12 @@ export function createLocalStore(kc: KubeConfig, client: JsonClient = createJson
       await client.request('DELETE', objectPath(ref));
     },
     async list(kind, labelSelector, namespace) {
-      const list = await client.request<{ items?: unknown }>('GET', collectionPath(kind, namespace), { query: { labelSelector } });
-      if (!Array.isArray(list.items)) throw new Error(`listing ${kind.plural}: the answer has no items array`);
-      return (list.items as PlainObject[]).map(compact);
+      const list = await listAllPages(async (page) => {
+        const answer = await client.request<{ items?: unknown; metadata?: { continue?: string } }>('GET', collectionPath(kind, namespace), { query: { labelSelector, limit: page.limit, continue: page.continue } });
+        if (!Array.isArray(answer.items)) throw new Error(`listing ${kind.plural}: the answer has no items array`);
+        return answer as { items: PlainObject[]; metadata?: { continue?: string } };
+      });
+      return list.items.map(compact);
     },
   };
 }

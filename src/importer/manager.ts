@@ -7,12 +7,13 @@ import type { LeaderTarget } from '../clusterset/spec.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { ResilientInformer } from '../common/kube/informer.js';
 import { describeError } from '../common/kube/errors.js';
-import type { ImportCounts } from '../conditions/status/compute.js';
+import type { ImportCounts, ImportsSynced } from '../conditions/status/compute.js';
 import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js';
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
 import { apiClient } from '../common/kube/shared-connections.js';
+import { paged } from '../common/kube/paginate.js';
 
 export interface ImportManagerLogger extends ImporterLogger {
   child(fields: Record<string, unknown>): ImportManagerLogger;
@@ -44,7 +45,7 @@ export class ImportManager {
     // The firewall needs to know which namespaces exist: the agent never creates one.
     const client = createJsonClient(options.kubeConfig);
     this.namespaces = new ResilientInformer<V1Namespace>({
-      name: 'namespaces', path: '/api/v1/namespaces', list: () => core.listNamespace(), watch: client, logger: this.log,
+      name: 'namespaces', path: '/api/v1/namespaces', list: paged((page) => core.listNamespace(page)), watch: client, logger: this.log,
     });
     // Metadata only: a cluster's Endpoints may be many and large, and only their names count here.
     this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log);
@@ -101,6 +102,10 @@ export class ImportManager {
 
   counts(clusterSet: string): ImportCounts | undefined {
     return this.importers.get(clusterSet)?.counts();
+  }
+
+  importsSynced(clusterSet: string): ImportsSynced | undefined {
+    return this.importers.get(clusterSet)?.importsSynced();
   }
 
   importerFor(clusterSet: string): Importer | undefined {

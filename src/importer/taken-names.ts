@@ -8,6 +8,7 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import { ResilientInformer, type InformerLogger } from '../common/kube/informer.js';
 import type { JsonClient } from '../common/kube/json-client.js';
 import { collectionPath, type KindRef, type ObjectRef } from './local-store.js';
+import { listAllPages } from '../common/kube/paginate.js';
 
 export interface TakenNames {
   /**
@@ -66,7 +67,8 @@ export class WatchedNames implements TakenNames {
       caches.set(kindKey(kind), new ResilientInformer<KubernetesObject>({
         name: `${kind.plural} (names)`, path, watch: client, logger,
         list: async () => {
-          return namesList(await client.request('GET', path), kind.plural);
+          // Each page checked as it comes, then one list of them all.
+          return listAllPages(async (page) => namesList(await client.request('GET', path, { query: { limit: page.limit, continue: page.continue } }), kind.plural));
         },
         transform: nameOnly,
       }));

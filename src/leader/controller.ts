@@ -43,6 +43,7 @@ import { MemberIdsReconciler } from './member-ids-reconciler.js';
 import { StatusReconciler } from './status.js';
 import { BeatSightings } from './decisions/observed-beats.js';
 import { apiClient } from '../common/kube/shared-connections.js';
+import { paged } from '../common/kube/paginate.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
@@ -103,7 +104,7 @@ export class LeaderController {
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({
       name: d.plural,
       path: `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`,
-      list: async () => (await objects.listNamespacedCustomObject({ ...d, namespace: ns })) as L,
+      list: paged(async (page) => (await objects.listNamespacedCustomObject({ ...d, namespace: ns, ...page })) as L),
       watch: through,
       logger: log,
     });
@@ -114,14 +115,14 @@ export class LeaderController {
     this.serviceAccounts = new ResilientInformer<V1ServiceAccount>({
       name: 'serviceaccounts',
       path: `/api/v1/namespaces/${ns}/serviceaccounts`,
-      list: () => core.listNamespacedServiceAccount({ namespace: ns }),
+      list: paged((page) => core.listNamespacedServiceAccount({ namespace: ns, ...page })),
       watch,
       logger: log,
     });
     this.configMaps = new ResilientInformer<V1ConfigMap>({
       name: 'configmaps',
       path: `/api/v1/namespaces/${ns}/configmaps`,
-      list: () => core.listNamespacedConfigMap({ namespace: ns, labelSelector: LEADER_SELECTOR }),
+      list: paged((page) => core.listNamespacedConfigMap({ namespace: ns, labelSelector: LEADER_SELECTOR, ...page })),
       labelSelector: LEADER_SELECTOR,
       watch,
       logger: log,
@@ -130,7 +131,7 @@ export class LeaderController {
     this.duplicateEvents = new ResilientInformer<CoreV1Event>({
       name: 'duplicate-cluster-id-events',
       path: `/api/v1/namespaces/${ns}/events`,
-      list: () => core.listNamespacedEvent({ namespace: ns, fieldSelector: DUPLICATE_EVENTS_SELECTOR }),
+      list: paged((page) => core.listNamespacedEvent({ namespace: ns, fieldSelector: DUPLICATE_EVENTS_SELECTOR, ...page })),
       fieldSelector: DUPLICATE_EVENTS_SELECTOR,
       watch,
       logger: log,

@@ -25,7 +25,7 @@
 // ID that is a dash-prefix of another member's (`east` vs `east-1`), which v2.7+ leaders reject
 // at admission.
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1BoundObjectReference, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair, DEFAULT_LEADER_NAMESPACE, isDnsLabel, isDnsSubdomain, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
@@ -55,6 +55,11 @@ export interface MemberTokenOptions {
   readonly memberNamespace?: string;
   /** Progress lines, for stderr. Default: silent. */
   readonly log?: (message: string) => void;
+  /**
+   * Called once the account, Role and binding are in place, right before the token is issued:
+   * the object the token is bound to (deleting it revokes the token). Default: not bound.
+   */
+  readonly bindTo?: (serviceAccount: V1ServiceAccount) => Promise<V1BoundObjectReference>;
 }
 
 export interface MemberToken {
@@ -244,8 +249,9 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   await ensureRoleBinding(rbac, namespace, serviceAccount, log);
 
   // 4. Token.
+  const boundObjectRef = options.bindTo === undefined ? undefined : await options.bindTo(await core.readNamespacedServiceAccount({ namespace, name: serviceAccount }));
   const request = await core.createNamespacedServiceAccountToken({
-    namespace, name: serviceAccount, body: { spec: { audiences: [], expirationSeconds: durationSeconds } },
+    namespace, name: serviceAccount, body: { spec: { audiences: [], expirationSeconds: durationSeconds, ...(boundObjectRef !== undefined && { boundObjectRef }) } },
   });
   const token = request.status?.token;
   if (token === undefined || token === '') throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);

@@ -3,9 +3,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1CustomResourceDefinition, type V1EndpointSlice } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, RbacAuthorizationV1Api, type V1CustomResourceDefinition, type V1EndpointSlice } from '@kubernetes/client-node';
+import { Command } from 'commander';
 import { parse } from 'yaml';
-import type { ResourceImport } from '../../src/common/api/antrea.js';
+import { RESOURCE_IMPORT, type ResourceImport } from '../../src/common/api/antrea.js';
+import { runCommand, type ExitStatus } from '../../src/cli/command.js';
+import { statusCommand } from '../../src/cli/status-command.js';
 import { ENDPOINT_SOURCES_ANNOTATION, IMPORTED_SERVICE_ANNOTATION } from '../../src/common/api/names.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
@@ -27,6 +30,15 @@ const RETENTION_S = 20;
 const RESYNC_S = 5;
 const MEMBER_ID = 'east';
 const converge = { timeoutMs: 15_000, intervalMs: 100 };
+
+/** `clusterset-agent status` against one cluster. */
+async function statusOf(cp: ControlPlane): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
+  const exit: ExitStatus = { code: 0 };
+  const code = await runCommand(new Command('clusterset-agent').addCommand(statusCommand(io, exit)), ['status', '--kubeconfig', cp.kubeconfigPath], io, exit);
+  return { code, ...out };
+}
 
 describe('imports from a leader', () => {
   let leader: ControlPlane;
@@ -588,6 +600,54 @@ spec:
     await ri().delete(`${ns}-web-endpoints`);
     await ri().delete(`${ns}-web-service`);
     await waitFor('the import withdrawn', async () => (await local().service(ns, 'antrea-mc-web')) === undefined, converge);
+  });
+
+  it('a Role without watch on resourceimports: ImportsSynced=False in the status within a bound, status exits 3 naming it; lists are read in pages of 500', async () => {
+    // More imports than one page holds, targeted at another cluster (nothing lands here).
+    const extra = 520;
+    for (let i = 0; i < extra; i++) {
+      const far = serviceImportRI('team-b', `far-${String(i)}`, [{ name: 'p', port: 80 }], ['west']);
+      await ri().create({ ...far, metadata: { ...far.metadata, labels: { 'test-batch': 'far' } } });
+    }
+    const rbac = leader.adminConfig().makeApiClient(RbacAuthorizationV1Api);
+    const role = await rbac.readNamespacedRole({ namespace: LEADER_NS, name: access.serviceAccount });
+    const original = role.rules ?? [];
+    // The same rules, but resourceimports may only be read and listed, never watched.
+    const withoutWatch = original.flatMap((r) => (r.resources?.includes('resourceimports') === true
+      ? [Object.assign({}, r, { resources: r.resources.filter((x) => x !== 'resourceimports') }), Object.assign({}, r, { resources: ['resourceimports'], verbs: r.verbs.filter((v) => v !== 'watch') })]
+      : [r])).filter((r) => (r.resources?.length ?? 0) > 0);
+    const since = Date.now();
+    await rbac.replaceNamespacedRole({ namespace: LEADER_NS, name: access.serviceAccount, body: Object.assign({}, role, { rules: withoutWatch }) });
+    // The open watch ends at its server-side timeout at the latest; a restart makes the next one now.
+    await agent?.stop();
+    await startMemberAgent();
+    const synced = async () => ((await clusterSetApi(member.adminConfig()).get(CLUSTERSET_ID))?.status?.conditions ?? []).find((c) => c.type === 'ImportsSynced');
+    const failing = await waitFor('ImportsSynced=False on the member ClusterSet', async () => {
+      const c = await synced();
+      return c?.status === 'False' ? c : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    assert.equal(failing.reason, 'Forbidden');
+    assert.match(failing.message ?? '', /the ResourceImport watcher fails, imports are frozen: .*watch/);
+    assert.ok(Date.parse(failing.lastTransitionTime ?? '') >= since - 1000, 'since when it fails');
+    const ready = ((await clusterSetApi(member.adminConfig()).get(CLUSTERSET_ID))?.status?.conditions ?? []).find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'True', 'the heartbeat still works: Ready alone would hide it');
+    const shown = await statusOf(member);
+    assert.equal(shown.code, 3, shown.stdout + shown.stderr);
+    assert.match(shown.stdout, /- ImportsSynced=False \(Forbidden\) since \S+: the ResourceImport watcher fails, imports are frozen/);
+
+    // Each list of the leader's imports was read in pages: limit=500, then continue.
+    const lists = readAuditEvents(leader.auditLogPath, (e) => e.verb === 'list' && e.objectRef?.resource === 'resourceimports' &&
+      e.user.username === `system:serviceaccount:${LEADER_NS}:${access.serviceAccount}` && Date.parse(e.requestReceivedTimestamp) >= since)
+      .map((e) => new URL(e.requestURI ?? '', 'https://x').searchParams);
+    assert.ok(lists.some((q) => q.get('limit') === '500' && q.get('continue') === null), 'a first page of 500');
+    assert.ok(lists.some((q) => q.get('limit') === '500' && (q.get('continue') ?? '') !== ''), 'a next page, with the continue token');
+    assert.ok(lists.every((q) => q.get('limit') === '500'), 'no list without a limit');
+
+    await rbac.replaceNamespacedRole({ namespace: LEADER_NS, name: access.serviceAccount, body: Object.assign({}, await rbac.readNamespacedRole({ namespace: LEADER_NS, name: access.serviceAccount }), { rules: original }) });
+    await waitFor('ImportsSynced=True once watch is granted again', async () => (await synced())?.status === 'True', { timeoutMs: 60_000, intervalMs: 250 });
+    await leader.adminConfig().makeApiClient(CustomObjectsApi).deleteCollectionNamespacedCustomObject({
+      group: RESOURCE_IMPORT.group, version: RESOURCE_IMPORT.version, plural: RESOURCE_IMPORT.plural, namespace: LEADER_NS, labelSelector: 'test-batch=far',
+    });
   });
 
   it('removes everything it imported when the ClusterSet is deleted, and nothing else', async () => {

@@ -137,8 +137,8 @@ describe('clusterset-agent join and leave', () => {
   it('joins from nothing: access on the leader, Secret and ClusterSet in the member, Ready', async () => {
     const res = await cli('join', joinArgs());
     assert.equal(res.code, 0, res.stdout + res.stderr);
-    assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 5 object\(s\) written\n$/);
-    for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
+    assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 6 object\(s\) written\n$/);
+    for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: created Secret antrea-multicluster/member-east-token-', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
       assert.ok(res.stderr.includes(line), `${line}\n${res.stderr}`);
     }
     assert.match(res.stderr, /waiting for ClusterSet clusterset-agent\/prod: Ready=True \(Connected\)/);
@@ -190,6 +190,33 @@ describe('clusterset-agent join and leave', () => {
     await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-west' });
   });
 
+  it("leave refuses a leader context that is another ClusterSet's leader, before its first delete", async () => {
+    // Another cluster (the member's own control plane stands in for it) leading another
+    // ClusterSet of the same name and leader ID, holding an announce and an account for east.
+    const other = member.adminConfig();
+    await createNamespace(other, LEADER_NS);
+    const otherCustom = other.makeApiClient(CustomObjectsApi);
+    const cs = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: LEADER_NS };
+    await otherCustom.createNamespacedCustomObject({ ...cs, body: { apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: CS }, spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] } } });
+    const mca = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS };
+    await otherCustom.createNamespacedCustomObject({ ...mca, body: { apiVersion: `${MEMBER_CLUSTER_ANNOUNCE.group}/${MEMBER_CLUSTER_ANNOUNCE.version}`, kind: MEMBER_CLUSTER_ANNOUNCE.kind, metadata: { name: 'member-announce-from-east' }, clusterID: 'east', clusterSetID: CS, leaderClusterID: 'leader' } });
+    await other.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: LEADER_NS, body: { metadata: { name: 'member-east', labels: { 'app.kubernetes.io/managed-by': 'clusterset-agent' }, annotations: { [CLUSTER_ID_ANNOTATION]: 'east' } } } });
+    const since = Date.now();
+    const res = await cli('leave', ['--leader-kubeconfig', files.member, '--member-kubeconfig', files.member, '--clusterset', CS, '--wait', '5']);
+    assert.equal(res.code, 4, res.stdout + res.stderr);
+    assert.match(res.stderr, /^refused, nothing written:\n/);
+    assert.match(res.stderr, /the leader context's ClusterSet antrea-multicluster\/prod is not the one this member joined \(uid [0-9a-f-]+, join recorded [0-9a-f-]+\)/);
+    assert.deepEqual({ leader: joinerWrites(leader, since), member: joinerWrites(member, since) }, { leader: [], member: [] });
+    await otherCustom.getNamespacedCustomObject({ ...mca, name: 'member-announce-from-east' });
+    await other.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+    // The right leader, dry: what leave would delete, and nothing written.
+    const dry = await cli('leave', sides(['--clusterset', CS, '--dry-run']));
+    assert.equal(dry.code, 0, dry.stdout + dry.stderr);
+    assert.match(dry.stdout, new RegExp('^leave would, in order:\n  member: delete ClusterSet clusterset-agent/prod\n  member: delete Secret clusterset-agent/leader-token\n' +
+      '  leader: delete RoleBinding antrea-multicluster/member-east\n  leader: delete Secret antrea-multicluster/member-east-token-[a-z0-9]{5}\n  leader: delete ServiceAccount antrea-multicluster/member-east\n$'));
+    assert.deepEqual({ leader: joinerWrites(leader, since), member: joinerWrites(member, since) }, { leader: [], member: [] });
+  });
+
   it('leave leaves both clusters as before join, and the old token is refused', async () => {
     const secret = await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' });
     const token = Buffer.from(secret.data?.['token'] ?? '', 'base64').toString('utf8');
@@ -210,5 +237,64 @@ describe('clusterset-agent join and leave', () => {
     const again = await cli('leave', sides(['--clusterset', CS]));
     assert.equal(again.code, 4);
     assert.match(again.stderr, /the member has no ClusterSet clusterset-agent\/prod: nothing to leave/);
+  });
+
+  it('join with --service-account and a RoleBinding it did not create; leave without the flag removes the account, and only its subject from the RoleBinding', async () => {
+    const rbac = leader.adminConfig().makeApiClient(RbacAuthorizationV1Api);
+    const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: MEMBER_ROLE_NAME };
+    await rbac.createNamespacedRoleBinding({ namespace: LEADER_NS, body: { metadata: { name: 'east-sa' }, roleRef, subjects: [{ kind: 'ServiceAccount', name: 'auditor', namespace: LEADER_NS }] } });
+    const joined = await cli('join', joinArgs(['--service-account', 'east-sa']));
+    assert.equal(joined.code, 0, joined.stdout + joined.stderr);
+    assert.match(joined.stderr, /leader: added ServiceAccount east-sa to RoleBinding antrea-multicluster\/east-sa/);
+    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.match(res.stderr, /the member's ServiceAccount on the leader is antrea-multicluster\/east-sa \(from the ClusterSet join wrote\)/);
+    assert.match(res.stderr, /leader: removed ServiceAccount east-sa from RoleBinding antrea-multicluster\/east-sa \(join did not create it; it stays\)/);
+    assert.match(res.stderr, /leader: deleted ServiceAccount antrea-multicluster\/east-sa; every token issued for it is void/);
+    const kept = await rbac.readNamespacedRoleBinding({ namespace: LEADER_NS, name: 'east-sa' });
+    assert.deepEqual((kept.subjects ?? []).map((x) => `${x.kind} ${x.namespace ?? ''}/${x.name}`), [`ServiceAccount ${LEADER_NS}/auditor`]);
+    await assert.rejects(leader.adminConfig().makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'east-sa' }), (err: { code?: number }) => err.code === 404);
+    await rbac.deleteNamespacedRoleBinding({ namespace: LEADER_NS, name: 'east-sa' });
+  });
+
+  it('leave names what it did not create and exits 5: a ServiceAccount made by hand stays', async () => {
+    const core = leader.adminConfig().makeApiClient(CoreV1Api);
+    const joined = await cli('join', joinArgs());
+    assert.equal(joined.code, 0, joined.stdout + joined.stderr);
+    // The account's managed-by label removed: as if an administrator had made it by hand.
+    const account = await core.readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+    await core.replaceNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east', body: Object.assign({}, account, { metadata: Object.assign({}, account.metadata, { labels: {} }) }) });
+    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    assert.equal(res.code, 5, res.stdout + res.stderr);
+    assert.match(res.stderr, /not removed, still in place:\n {2}- ServiceAccount antrea-multicluster\/member-east on the leader: not created by join or create-member-token .* its tokens stay valid until you delete it/);
+    await core.readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+    await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
+  });
+
+  it('a token rotated through join revokes the one before: its Secret on the leader is deleted, the old token refused', async () => {
+    const readToken = async () => Buffer.from((await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' })).data?.['token'] ?? '', 'base64').toString('utf8');
+    const announces = (token: string) => tokenConfig(leader, token).makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS });
+    // A token of ten minutes: the next join renews it (it expires within 7 days).
+    const first = await cli('join', joinArgs(['--duration', '10m']));
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const old = await readToken();
+    const second = await cli('join', joinArgs());
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+    assert.match(second.stderr, /needs a new token: its token expires at \S+, within 7 days/);
+    assert.match(second.stderr, /leader: deleted Secret antrea-multicluster\/member-east-token-[a-z0-9]{5}: the token bound to it is revoked/);
+    const current = await readToken();
+    assert.notEqual(current, old);
+    await waitFor('the rotated-out token refused (401)', async () => {
+      try {
+        await announces(old);
+        return false;
+      } catch (err) {
+        return (err as { code?: number }).code === 401;
+      }
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    await announces(current);
+    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.deepEqual({ leader: await objects(leader, 'leader'), member: await objects(member, 'member') }, before_);
   });
 });

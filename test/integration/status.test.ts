@@ -165,6 +165,34 @@ describe('clusterset-agent status: a ClusterSet explained from either side', () 
     assert.ok(json.report.exports.refused.some((e) => e.name === 'west-team-a-api-service' && e.sourceClusterID === 'west'));
   });
 
+  it("a stopped agent and a stopped leader controller: Ready still says True on both sides, status exits 3 and says why", async () => {
+    // west's agent stopped in the test before: its ClusterSet still says Ready=True, but its
+    // lastHeartbeatTime (advanced once a minute, at the first 2 s beat after it) stops.
+    const staleAfter = ['--stale-after', '75s'];
+    const onWest = await waitFor('west: the last heartbeat judged stale', async () => {
+      const res = await status(['--kubeconfig', cps.west.kubeconfigPath, ...staleAfter]);
+      return res.stdout.includes('last heartbeat') ? res : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 1000 });
+    assert.equal(onWest.code, 3, onWest.stdout + onWest.stderr);
+    assert.match(onWest.stdout, /Ready: {6}True \(Connected\)/);
+    assert.match(onWest.stdout, /- last heartbeat \d+s ago \(\S+\), over 75s, while Ready still says True: the agent is not running, or cannot write its status/);
+    const onEast = await status(['--kubeconfig', cps.east.kubeconfigPath, ...staleAfter]);
+    assert.doesNotMatch(onEast.stdout, /last heartbeat/, 'east\'s agent runs: its heartbeat is not stale');
+
+    // The leader controller stops, then east's agent: the leader's status keeps east connected.
+    await controller?.stop();
+    controller = undefined;
+    await agents.east?.stop();
+    delete agents.east;
+    const onLeader = await waitFor('the leader status judged stale', async () => {
+      const res = await status(['--kubeconfig', leader.kubeconfigPath, '--stale-after', '10s']);
+      return res.stdout.includes('stale leader status') ? res : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    assert.equal(onLeader.code, 3);
+    assert.match(onLeader.stdout, /east: connected, last beat/);
+    assert.match(onLeader.stdout, /- stale leader status: east shown connected, but last beat up to \d+s ago \(over 10s\): is the leader controller \(leader run\) running\?/);
+  });
+
   it('as a kubectl plugin: kubectl clusterset status says the same', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'csa-plugin-'));
     try {

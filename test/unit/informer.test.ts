@@ -326,6 +326,22 @@ describe('ResilientInformer', () => {
     await informer.stop();
   });
 
+  it('onHealthChange: told each failure, then undefined once a watch is established again', async () => {
+    const health: string[] = [];
+    const { clock, watch, lister, informer, logger } = setup({ onHealthChange: (err) => { health.push(err === undefined ? 'recovered' : (err as Error).message); } });
+    lister.items = [obj('a', '1')];
+    await informer.start();
+    const first = await watch.calls.waitFor(1);
+    assert.deepEqual(health, [], 'a healthy start says nothing');
+    first.end(serverError());
+    assert.deepEqual(health, ['Internal Server Error']);
+    clock.advance(1000);
+    await watch.calls.waitFor(2);
+    await logger.waitFor('informer recovered');
+    assert.deepEqual(health, ['Internal Server Error', 'recovered']);
+    await informer.stop();
+  });
+
   it('backoff resets after a successful reconnect', async () => {
     const { clock, watch, lister, informer, logger } = setup();
     await informer.start();

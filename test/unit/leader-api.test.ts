@@ -257,7 +257,7 @@ describe('LeaderApi ResourceExports', () => {
     const query = new URL(seen[0]?.url ?? '', 'https://x').searchParams;
     assert.equal(query.get('labelSelector'), 'sourceClusterID=east,sourceKind in (Service,Endpoints)');
     await api.listResourceExports('');
-    assert.equal(seen[1]?.url, RES, 'no labelSelector parameter for an empty selector');
+    assert.equal(seen[1]?.url, `${RES}?limit=500`, 'no labelSelector parameter for an empty selector; pages of 500');
   });
 
   const invalid: [string, unknown, RegExp][] = [

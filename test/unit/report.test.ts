@@ -142,3 +142,59 @@ describe('status report: leader', () => {
     assert.equal(exitCodeOf([]), 0);
   });
 });
+
+describe('status report: what a stopped agent, a stopped leader controller and a warning condition leave behind', () => {
+  const withBeat = (lastHeartbeatTime: string, extra: ClusterSet['status'] = {}): ClusterSet => {
+    const cs = memberCS({ status: 'True', reason: 'Connected' });
+    const status = { ...cs.status, imports: { total: 4 }, clusterStatuses: [{ ...cs.status?.clusterStatuses?.[0], lastHeartbeatTime }], ...extra };
+    return { ...cs, status };
+  };
+
+  it('a member whose last heartbeat is older than --stale-after while Ready says True: the agent is not running', () => {
+    assert.deepEqual(member({ clusterSet: withBeat('2026-12-03T11:56:00Z') }).problems, [], '4 minutes: within the default 5');
+    const dead = member({ clusterSet: withBeat('2026-12-03T09:00:00Z') });
+    assert.deepEqual(dead.problems, ['last heartbeat 3h ago (2026-12-03T09:00:00Z), over 5m, while Ready still says True: the agent is not running, or cannot write its status']);
+    assert.equal(exitCodeOf([dead]), 3);
+    assert.equal(member({ clusterSet: withBeat('2026-12-03T11:58:00Z'), staleAfterSeconds: 60 }).problems.length, 1, 'the bound is the caller\'s');
+  });
+
+  it("a member's failing condition other than Ready (ImportsSynced=False) is named with its reason and since when", () => {
+    const cs = withBeat('2026-12-03T11:59:50Z', {
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Connected', lastTransitionTime: '2026-12-03T11:00:00Z' },
+        { type: 'ImportsSynced', status: 'False', reason: 'Forbidden', message: 'cannot watch resourceimports', lastTransitionTime: '2026-12-03T11:30:00Z' },
+      ],
+    });
+    assert.deepEqual(member({ clusterSet: cs }).problems, ['ImportsSynced=False (Forbidden) since 2026-12-03T11:30:00Z: cannot watch resourceimports']);
+  });
+
+  const leaderCS = (conditions: NonNullable<ClusterSet['status']>['conditions'] = [{ type: 'Ready', status: 'True', reason: '', lastTransitionTime: '2026-12-03T11:00:00Z' }]): ClusterSet => ({
+    metadata: { name: 'cs1', namespace: 'antrea-multicluster' },
+    spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] },
+    status: {
+      totalClusters: 2, readyClusters: 2, conditions,
+      clusterStatuses: ['east', 'west'].map((clusterID) => ({ clusterID, conditions: [{ type: 'Ready', status: 'True', reason: 'Connected' }] })),
+    },
+  });
+  const announce = (id: string, ts: string): MemberClusterAnnounce => ({ metadata: { name: `member-announce-from-${id}`, annotations: { 'touch-ts': ts } }, clusterID: id });
+
+  it('a leader that shows members connected whose beats stopped long ago: leader run is not refreshing it', () => {
+    const fresh = leaderReport({ clusterSet: leaderCS(), announces: [announce('east', '2026-12-03T11:59:58Z'), announce('west', '2026-12-03T11:59:55Z')], exports: [], imports: [], events: [], nowMs: NOW });
+    assert.deepEqual(fresh.problems, []);
+    const stale = leaderReport({ clusterSet: leaderCS(), announces: [announce('east', '2026-12-03T10:00:00Z'), announce('west', '2026-12-03T11:59:55Z')], exports: [], imports: [], events: [], nowMs: NOW });
+    assert.deepEqual(stale.problems, ['stale leader status: east shown connected, but last beat up to 2h ago (over 5m): is the leader controller (leader run) running?']);
+    assert.equal(exitCodeOf([stale]), 3);
+  });
+
+  it("the leader's DuplicateClusterID condition needs attention, with its message", () => {
+    const r = leaderReport({
+      clusterSet: leaderCS([
+        { type: 'Ready', status: 'True', reason: '', lastTransitionTime: '2026-12-03T11:00:00Z' },
+        { type: 'DuplicateClusterID', status: 'True', reason: 'DuplicateClusterID', message: 'cluster ID east is used by 2 member clusters', lastTransitionTime: '2026-12-03T11:50:00Z' },
+      ]),
+      announces: [announce('east', '2026-12-03T11:59:58Z'), announce('west', '2026-12-03T11:59:55Z')], exports: [], imports: [], events: [], nowMs: NOW,
+    });
+    assert.deepEqual(r.problems, ['DuplicateClusterID=True (DuplicateClusterID) since 2026-12-03T11:50:00Z: cluster ID east is used by 2 member clusters']);
+    assert.equal(exitCodeOf([r]), 3);
+  });
+});

@@ -27,6 +27,17 @@ describe('computeStatus()', () => {
     assert.equal(s.clusterStatuses[0].lastHeartbeatTime, T0);
   });
 
+  it('ImportsSynced after Ready: False since the watcher began failing, True keeping its transition time', () => {
+    const failingSince = Date.parse('2026-12-02T10:30:00Z');
+    const failing = computeStatus({ generation: 1, leaders: [leader('True')], importsSynced: { status: 'False', reason: 'Forbidden', message: 'cannot watch', sinceMs: failingSince }, now });
+    assert.deepEqual(failing.conditions.map((c) => [c.type, c.status]), [['Ready', 'True'], ['ImportsSynced', 'False']]);
+    assert.deepEqual(failing.conditions[1], { type: 'ImportsSynced', status: 'False', lastTransitionTime: '2026-12-02T10:30:00Z', reason: 'Forbidden', message: 'cannot watch' });
+    const previous = { conditions: [{ type: 'ImportsSynced', status: 'True', lastTransitionTime: T0 }] };
+    const fine = computeStatus({ generation: 1, leaders: [leader('True')], importsSynced: { status: 'True', reason: 'Synced', message: 'ok' }, previous, now });
+    assert.equal(fine.conditions[1]?.lastTransitionTime, T0);
+    assert.deepEqual(computeStatus({ generation: 1, leaders: [leader('True')], now }).conditions.map((c) => c.type), ['Ready'], 'no importer: no condition');
+  });
+
   it('surfaces the leader\'s failure reason on the ClusterSet', () => {
     const s = computeStatus({ generation: 1, leaders: [leader('False', 'Unauthorized')], now });
     assert.equal(s.readyClusters, 0);

@@ -1,4 +1,4 @@
-// `clusterset-agent join` and `leave`: one member in or out of a ClusterSet, over the leader's
+// `clusterset-agent join`: one member in or out of a ClusterSet, over the leader's
 // and the member's kubeconfigs, as the README's manual steps would do it.
 //
 // join: read both clusters, check the leader's CA against the URL the member will use, plan
@@ -6,13 +6,15 @@
 // member's ServiceAccount, Role binding and token on the leader (create-member-token's code),
 // the token checked against the leader URL, the Secret and the ClusterSet in the member; then
 // wait for Ready. A second join finds everything in place and writes nothing.
-// leave: the member ClusterSet (the agent's leave finalizer withdraws the announce and the
-// exports), its Secret, then the member's RoleBinding and ServiceAccount on the leader, which
-// invalidates every token issued for it.
-import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, VersionApi } from '@kubernetes/client-node';
+// leave is in leave.ts.
+import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi, type V1ServiceAccount } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
-import { CLUSTER_ID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName } from '../../common/api/names.js';
+import {
+  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
+  MANAGED_BY_LABEL, MANAGED_BY_VALUE, mcaName, MEMBER_TOKEN_LABEL,
+} from '../../common/api/names.js';
+import { tokenSecretsOf } from './leave-plan.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
 import { MEMBER_ROLE_NAME } from '../../leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
@@ -61,12 +63,46 @@ export interface JoinResult {
   readonly ready: { readonly status: string; readonly reason: string; readonly message: string } | undefined;
 }
 
+const MANAGED_BY = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
+const recordedAccount = (options: JoinOptions) => ({ [LEADER_SERVICE_ACCOUNT_ANNOTATION]: options.serviceAccount });
+
+/** The leader-side Secret a new member token is bound to, owned by the account (garbage-collected with it). */
+async function createTokenSecret(core: CoreV1Api, options: JoinOptions, account: V1ServiceAccount): Promise<{ name: string; uid: string }> {
+  const created = await core.createNamespacedSecret({
+    namespace: options.leaderNamespace,
+    body: {
+      metadata: {
+        generateName: `${options.serviceAccount}-token-`,
+        labels: { ...MANAGED_BY, [MEMBER_TOKEN_LABEL]: options.clusterID },
+        annotations: { [LEADER_SERVICE_ACCOUNT_ANNOTATION]: options.serviceAccount },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ServiceAccount', name: account.metadata?.name ?? '', uid: account.metadata?.uid ?? '' }],
+      },
+      type: 'Opaque',
+    },
+  });
+  return { name: created.metadata?.name ?? '', uid: created.metadata?.uid ?? '' };
+}
+
+/** Deletes, under their uids, the token Secrets join bound earlier tokens of this account to: those tokens stop working. */
+async function revokeEarlierTokens(core: CoreV1Api, options: JoinOptions, current: { name: string; uid: string }, note: (line: string) => void): Promise<void> {
+  const secrets = (await core.listNamespacedSecret({ namespace: options.leaderNamespace, labelSelector: `${MEMBER_TOKEN_LABEL}=${options.clusterID},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` })).items;
+  const earlier = tokenSecretsOf(secrets, options.serviceAccount, current.uid);
+  for (const secret of earlier) {
+    try {
+      await core.deleteNamespacedSecret({ namespace: options.leaderNamespace, name: secret.name, body: { preconditions: { uid: secret.uid } } });
+      note(`leader: deleted Secret ${options.leaderNamespace}/${secret.name}: the token bound to it is revoked`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
 /** A token is renewed when it expires within this: the same bound `status` warns at. */
 const RENEW_BEFORE_SECONDS = 7 * 24 * 3600;
 
-const clusterSetRef = (namespace: string) => ({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace });
+export const clusterSetRef = (namespace: string) => ({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace });
 
-async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+export async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
     return await read();
   } catch (err) {
@@ -253,6 +289,8 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   const note = (line: string) => { wrote.push(line); options.progress(line); };
   // 1. The member's access on the leader, and its token, unless the Secret holds a good one.
   let token: string | undefined;
+  let boundSecret: { name: string; uid: string } | undefined;
+  const leaderCore = options.leader.makeApiClient(CoreV1Api);
   if (!plan.secretExists || renew !== undefined) {
     if (renew !== undefined) options.progress(`Secret ${options.memberNamespace}/${options.secretName} needs a new token: ${renew}`);
     try {
@@ -260,6 +298,12 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
         memberId: options.clusterID, namespace: options.leaderNamespace, serviceAccount: options.serviceAccount,
         secretName: options.secretName, memberNamespace: options.memberNamespace,
         ...(options.durationSeconds !== undefined && { durationSeconds: options.durationSeconds }),
+        // Bound to a Secret of its own: the next rotation revokes this token by deleting it.
+        bindTo: async (account) => {
+          boundSecret = await createTokenSecret(leaderCore, options, account);
+          note(`leader: created Secret ${options.leaderNamespace}/${boundSecret.name}, the new token's binding (deleting it revokes the token)`);
+          return { apiVersion: 'v1', kind: 'Secret', name: boundSecret.name, uid: boundSecret.uid };
+        },
         log: (line) => {
           if (/^(created|added|issued|Role .* lacked)/.test(line)) note(`leader: ${line}`);
           // Its closing advice (apply the Secret, write the ClusterSet) is what join does next.
@@ -276,8 +320,10 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   }
   // 2. The leader's own ClusterSet, when join was told to create it.
   const custom = { leader: options.leader.makeApiClient(CustomObjectsApi), member: options.member.makeApiClient(CustomObjectsApi) };
+  let leaderClusterSetUid = leaderState.clusterSet?.metadata?.uid;
   if (plan.createLeaderClusterSet !== undefined) {
-    await custom.leader.createNamespacedCustomObject({ ...clusterSetRef(options.leaderNamespace), body: plan.createLeaderClusterSet });
+    const created = (await custom.leader.createNamespacedCustomObject({ ...clusterSetRef(options.leaderNamespace), body: plan.createLeaderClusterSet })) as ClusterSet;
+    leaderClusterSetUid = created.metadata?.uid;
     note(`leader: created ClusterSet ${options.leaderNamespace}/${options.clusterSet} (leader ${plan.leaderClusterID})`);
   }
   // 3. The member's Secret and ClusterSet.
@@ -285,94 +331,26 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     const core = options.member.makeApiClient(CoreV1Api);
     const body = memberSecretManifest(options, options.leaderCaPem, token);
     if (plan.secretExists) {
-      await core.replaceNamespacedSecret({ namespace: options.memberNamespace, name: options.secretName, body });
+      // Its labels stay as they were: a Secret join did not create never becomes one leave deletes.
+      const existing = await core.readNamespacedSecret({ namespace: options.memberNamespace, name: options.secretName });
+      const metadata = { ...body.metadata, labels: existing.metadata?.labels ?? {}, annotations: { ...existing.metadata?.annotations, ...recordedAccount(options) }, resourceVersion: existing.metadata?.resourceVersion ?? '' };
+      await core.replaceNamespacedSecret({ namespace: options.memberNamespace, name: options.secretName, body: { ...body, metadata } });
       note(`member: replaced the token in Secret ${options.memberNamespace}/${options.secretName}`);
     } else {
-      await core.createNamespacedSecret({ namespace: options.memberNamespace, body });
+      await core.createNamespacedSecret({ namespace: options.memberNamespace, body: { ...body, metadata: { ...body.metadata, labels: MANAGED_BY, annotations: recordedAccount(options) } } });
       note(`member: created Secret ${options.memberNamespace}/${options.secretName}`);
     }
   }
+  // The member holds the new token: every earlier token join bound for this account is revoked.
+  if (boundSecret !== undefined) await revokeEarlierTokens(leaderCore, options, boundSecret, note);
   if (plan.createMemberClusterSet !== undefined) {
-    await custom.member.createNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), body: plan.createMemberClusterSet });
+    // What leave needs to undo this join, recorded where leave reads first.
+    const annotations = { ...recordedAccount(options), ...(leaderClusterSetUid !== undefined && { [LEADER_CLUSTERSET_UID_ANNOTATION]: leaderClusterSetUid }) };
+    const body = { ...plan.createMemberClusterSet, metadata: { ...plan.createMemberClusterSet.metadata, labels: MANAGED_BY, annotations } };
+    await custom.member.createNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), body });
     note(`member: created ClusterSet ${options.memberNamespace}/${options.clusterSet} (member ${options.clusterID}, leader ${plan.leaderClusterID} at ${options.leaderServer})`);
   }
   if (wrote.length === 0) options.progress('everything is in place already: nothing written');
   const ready = options.waitSeconds > 0 ? await waitForReady(options) : undefined;
   return { plan, wrote, manifests: undefined, ready };
-}
-
-export interface LeaveOptions {
-  readonly leader: KubeConfig;
-  readonly member: KubeConfig;
-  readonly clusterSet: string;
-  readonly memberNamespace: string;
-  /** Default: the ServiceAccount join created, `member-<clusterID>`. */
-  readonly serviceAccount: string | undefined;
-  readonly waitSeconds: number;
-  readonly progress: (line: string) => void;
-}
-
-export interface LeaveResult {
-  readonly removed: readonly string[];
-}
-
-async function waitGone(read: () => Promise<unknown>, what: string, seconds: number, progress: (line: string) => void): Promise<void> {
-  const deadline = Date.now() + seconds * 1000;
-  progress(`waiting for ${what} to go`);
-  while ((await orUndefined(read)) !== undefined) {
-    if (Date.now() >= deadline) throw new JoinFailed(`${what} is still there after ${String(seconds)} s: is the agent running in the member? Its leave finalizer withdraws the announce first`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-export async function leave(options: LeaveOptions): Promise<LeaveResult> {
-  const removed: string[] = [];
-  const note = (line: string) => { removed.push(line); options.progress(line); };
-  const custom = options.member.makeApiClient(CustomObjectsApi);
-  const core = options.member.makeApiClient(CoreV1Api);
-  const ref = { ...clusterSetRef(options.memberNamespace), name: options.clusterSet };
-  const cs = await orUndefined(async () => (await custom.getNamespacedCustomObject(ref)) as ClusterSet);
-  if (cs === undefined) throw new JoinRefused([`the member has no ClusterSet ${options.memberNamespace}/${options.clusterSet}: nothing to leave`]);
-  const clusterID = cs.spec?.clusterID ?? '';
-  const leaderNamespace = cs.spec?.namespace ?? '';
-  const secretName = cs.spec?.leaders[0]?.secret;
-  const serviceAccount = options.serviceAccount ?? `member-${clusterID}`;
-  // Checked before the first delete: the ServiceAccount must be this member's.
-  const leaderCore = options.leader.makeApiClient(CoreV1Api);
-  const sa = clusterID === '' ? undefined : await orUndefined(() => leaderCore.readNamespacedServiceAccount({ namespace: leaderNamespace, name: serviceAccount }));
-  const saID = sa?.metadata?.annotations?.[CLUSTER_ID_ANNOTATION];
-  if (sa !== undefined && saID !== clusterID) {
-    throw new JoinRefused([`ServiceAccount ${leaderNamespace}/${serviceAccount} on the leader is annotated ${CLUSTER_ID_ANNOTATION}=${JSON.stringify(saID ?? '')}, not this member's ${JSON.stringify(clusterID)}: not removing it (pass --service-account)`]);
-  }
-
-  // 1. The member's ClusterSet: the agent withdraws its announce and exports, then lets it go.
-  if (cs.metadata?.deletionTimestamp === undefined) {
-    await custom.deleteNamespacedCustomObject(ref);
-    note(`member: deleted ClusterSet ${options.memberNamespace}/${options.clusterSet}`);
-  }
-  await waitGone(() => custom.getNamespacedCustomObject(ref), `ClusterSet ${options.memberNamespace}/${options.clusterSet}`, options.waitSeconds, options.progress);
-  // 2. Its Secret, unless another ClusterSet still names it.
-  if (secretName !== undefined && secretName !== '') {
-    const others = ((await custom.listNamespacedCustomObject(clusterSetRef(options.memberNamespace))) as { items: ClusterSet[] }).items
-      .filter((o) => o.spec?.leaders.some((l) => l.secret === secretName));
-    if (others.length > 0) options.progress(`keeping Secret ${options.memberNamespace}/${secretName}: ClusterSet ${others.map((o) => o.metadata?.name ?? '').join(', ')} uses it`);
-    else if (await orUndefined(() => core.deleteNamespacedSecret({ namespace: options.memberNamespace, name: secretName })) !== undefined) {
-      note(`member: deleted Secret ${options.memberNamespace}/${secretName}`);
-    }
-  }
-  // 3. On the leader: the announce if the agent could not withdraw it, then the member's access.
-  const leaderCustom = options.leader.makeApiClient(CustomObjectsApi);
-  const announce = { group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: leaderNamespace, name: mcaName(clusterID) };
-  if (clusterID !== '' && await orUndefined(() => leaderCustom.deleteNamespacedCustomObject(announce)) !== undefined) {
-    note(`leader: deleted MemberClusterAnnounce ${leaderNamespace}/${mcaName(clusterID)} (the agent had not withdrawn it)`);
-  }
-  if (sa !== undefined) {
-    const rbac = options.leader.makeApiClient(RbacAuthorizationV1Api);
-    if (await orUndefined(() => rbac.deleteNamespacedRoleBinding({ namespace: leaderNamespace, name: serviceAccount })) !== undefined) {
-      note(`leader: deleted RoleBinding ${leaderNamespace}/${serviceAccount}`);
-    }
-    await leaderCore.deleteNamespacedServiceAccount({ namespace: leaderNamespace, name: serviceAccount });
-    note(`leader: deleted ServiceAccount ${leaderNamespace}/${serviceAccount}; every token issued for it is void`);
-  }
-  return { removed };
 }

@@ -27,6 +27,8 @@ export interface CollectOptions {
   /** Only the ClusterSet of this name. */
   readonly name?: string;
   readonly nowMs?: number;
+  /** See model.ts DEFAULT_STALE_AFTER_SECONDS. */
+  readonly staleAfterSeconds?: number;
 }
 
 /** Why `status` could not read what it needs: shown as the command's error (exit 1). */
@@ -79,6 +81,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const nowMs = options.nowMs ?? Date.now();
+  const stale = options.staleAfterSeconds === undefined ? {} : { staleAfterSeconds: options.staleAfterSeconds };
   let clusterSets: ClusterSet[];
   try {
     clusterSets = await list<ClusterSet>(custom, CLUSTERSET, options.namespace);
@@ -105,7 +108,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
           // The chart runs the agent in the ClusterSets' namespace.
           readAgentPodProblems(kc, AGENT_POD_SELECTOR, namespace),
         ]);
-        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, agentPods, nowMs }));
+        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, agentPods, nowMs, ...stale }));
       } else {
         const [announces, exports, imports, events, leaderPods, memberIds] = await Promise.all([
           listIfServed<MemberClusterAnnounce>(custom, MEMBER_CLUSTER_ANNOUNCE, namespace),
@@ -116,7 +119,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
           readAgentPodProblems(kc, LEADER_POD_SELECTOR, undefined),
           readMemberIdsProblems(kc, namespace),
         ]);
-        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, leaderPods: [...leaderPods, ...memberIds], nowMs }));
+        reports.push(leaderReport({ clusterSet: cs, announces, exports, imports, events, leaderPods: [...leaderPods, ...memberIds], nowMs, ...stale }));
       }
     } catch (err) {
       throw new StatusReadError(`cannot read the objects of ClusterSet ${namespace}/${cs.metadata?.name ?? ''}: ${describeError(err)}`);

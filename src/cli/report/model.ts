@@ -124,6 +124,8 @@ export interface MemberInput {
   /** Why the chart's agent Pods in this namespace are not running (agent-pods.ts), one line each. */
   readonly agentPods?: readonly string[];
   readonly nowMs: number;
+  /** A heartbeat older than this, while Ready says True, needs attention. Default {@link DEFAULT_STALE_AFTER_SECONDS}. */
+  readonly staleAfterSeconds?: number;
 }
 
 export interface LeaderInput {
@@ -135,6 +137,31 @@ export interface LeaderInput {
   /** Why the chart's `leader run` Pods are not running (agent-pods.ts), and its ConfigMap's problems (member-ids-check.ts). */
   readonly leaderPods?: readonly string[];
   readonly nowMs: number;
+  /** A member shown connected whose last beat is older than this means the status is stale. Default {@link DEFAULT_STALE_AFTER_SECONDS}. */
+  readonly staleAfterSeconds?: number;
+}
+
+/**
+ * Five minutes. The member's lastHeartbeatTime advances at most once a minute, at the first
+ * beat after it (so every minute plus one interval: 70 s at the default 10 s interval, 180 s at
+ * 120 s); a member's touch-ts changes at every beat. Older than this, nothing is writing it.
+ */
+export const DEFAULT_STALE_AFTER_SECONDS = 300;
+
+/** Conditions that are good when True; any other condition on a ClusterSet reports a problem while True (e.g. DuplicateClusterID). */
+const GOOD_WHEN_TRUE: ReadonlySet<string> = new Set([CONDITION_TYPE.Ready, CONDITION_TYPE.IsLeader, 'ClusterConnected', 'ImportsSynced']);
+
+/** Every condition but Ready that says something is wrong, one line each. */
+export function warningConditions(conditions: readonly (Condition | MetaCondition)[]): string[] {
+  const lines: string[] = [];
+  for (const c of conditions) {
+    if (c.type === CONDITION_TYPE.Ready) continue;
+    const bad = GOOD_WHEN_TRUE.has(c.type ?? '') ? c.status !== 'True' : c.status === 'True';
+    if (!bad) continue;
+    const since = c.lastTransitionTime ? ` since ${c.lastTransitionTime}` : '';
+    lines.push(`${c.type}=${c.status ?? 'Unknown'}${c.reason ? ` (${c.reason})` : ''}${since}${c.message ? `: ${c.message}` : ''}`);
+  }
+  return lines;
 }
 
 /** Seven days: below this a credential's expiry is a problem worth reporting. */
@@ -244,6 +271,12 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
   if (stuck !== undefined) problems.push(stuck);
   if (ready === undefined) problems.push(`no Ready condition yet: ${agentPods.length === 0 ? 'is the agent running in this cluster?' : 'the agent is not running (above)'}`);
   else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
+  const beatAge = ageSeconds(lastHeartbeat, nowMs);
+  const staleAfter = input.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS;
+  if (ready?.status === 'True' && beatAge !== undefined && beatAge > staleAfter) {
+    problems.push(`last heartbeat ${humanSeconds(beatAge)} ago (${lastHeartbeat ?? ''}), over ${humanSeconds(staleAfter)}, while Ready still says True: the agent is not running, or cannot write its status`);
+  }
+  problems.push(...warningConditions(cs.status?.conditions ?? []));
   if (credential.problem !== undefined) problems.push(`credential: ${credential.problem}`);
   else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds <= 0) {
     problems.push(`the leader token in Secret ${credential.secret} expired ${humanSeconds(credential.expiresInSeconds)} ago: issue a new one (leader create-member-token)`);
@@ -265,7 +298,7 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
     ready,
     isLeader,
     lastHeartbeat,
-    lastHeartbeatAgeSeconds: ageSeconds(lastHeartbeat, nowMs),
+    lastHeartbeatAgeSeconds: beatAge,
     credential,
     imports,
     warnings: foldWarnings(input.events),
@@ -325,7 +358,16 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
   const problems: string[] = [...(input.leaderPods ?? [])];
   if (ready === undefined) problems.push('no Ready condition yet: is the leader controller (leader run) running?');
   else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
+  problems.push(...warningConditions(cs.status?.conditions ?? []));
+  // Shown connected, yet silent for longer than any heartbeat period: nobody refreshes the status.
+  const staleAfter = input.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS;
+  const stale = members.filter((m) => m.hasAnnounce && m.ready?.status === 'True' && m.lastBeatAgeSeconds !== undefined && m.lastBeatAgeSeconds > staleAfter);
+  if (stale.length > 0) {
+    const oldest = Math.max(...stale.map((m) => m.lastBeatAgeSeconds ?? 0));
+    problems.push(`stale leader status: ${stale.map((m) => m.clusterID).join(', ')} shown connected, but last beat up to ${humanSeconds(oldest)} ago (over ${humanSeconds(staleAfter)}): is the leader controller (leader run) running?`);
+  }
   for (const m of members) {
+    if (stale.includes(m)) continue;
     if (!m.hasAnnounce) problems.push(`member ${m.clusterID} has no MemberClusterAnnounce: it left, or never joined`);
     else if (m.ready?.status !== 'True') problems.push(`member ${m.clusterID} is disconnected${m.ready?.message ? `: ${m.ready.message}` : ''}`);
   }

@@ -167,3 +167,22 @@ export function resourceExportName(
 export function clusterInfoExportName(clusterID: string): string {
   return `${clusterID}-clusterinfo`;
 }
+
+/** Label this project's commands write at create on what they make (`join`, `leader create-member-token`); `leave` deletes only what carries it. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'clusterset-agent';
+/**
+ * On the member ClusterSet and Secret `join` writes: the member's ServiceAccount on the leader
+ * (its name in the leader namespace), so `leave` finds it without being told again.
+ */
+export const LEADER_SERVICE_ACCOUNT_ANNOTATION = 'multicluster.clusterset-agent.io/leader-service-account';
+/**
+ * On the member ClusterSet `join` writes: the UID of the leader's own ClusterSet it joined, so
+ * `leave` proves its leader context is that leader before it deletes anything there.
+ */
+export const LEADER_CLUSTERSET_UID_ANNOTATION = 'multicluster.clusterset-agent.io/leader-clusterset-uid';
+/**
+ * Label (value: the member's cluster ID) on the leader-side Secret `join` binds each member token
+ * to: deleting the Secret revokes the token, which is how a rotation voids the previous one.
+ */
+export const MEMBER_TOKEN_LABEL = 'multicluster.clusterset-agent.io/member-token';

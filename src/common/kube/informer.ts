@@ -111,6 +111,11 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * @default compactForCache
    */
   readonly transform?: ((obj: T) => T) | null;
+  /**
+   * Called with the error each time the list or watch fails, and with `undefined` once a watch
+   * is established again after a failure: what a status needs to say "not syncing since".
+   */
+  readonly onHealthChange?: (error: unknown) => void;
 }
 
 /**
@@ -185,6 +190,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   readonly #inner: InnerInformer<T>;
   readonly #watch: WatchLike;
   readonly #listFn: () => Promise<KubernetesListObject<T>>;
+  readonly #onHealthChange: ((error: unknown) => void) | undefined;
   readonly #transform: ((obj: T) => T) | undefined;
   readonly #logger: InformerLogger;
   readonly #backoff: Backoff;
@@ -217,6 +223,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.name = options.name;
     this.#watch = options.watch;
     this.#listFn = options.list;
+    this.#onHealthChange = options.onHealthChange;
     this.#transform = options.transform === null ? undefined : (options.transform ?? compactForCache);
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
@@ -433,6 +440,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     if (this.#lastError !== undefined) {
       this.#logger.info('informer recovered', { informer: this.name });
       this.#lastError = undefined;
+      this.#onHealthChange?.(undefined);
     }
   }
 
@@ -442,6 +450,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       return;
     }
     this.#lastError = err;
+    this.#onHealthChange?.(err);
     if (this.#restartTimer !== undefined) {
       return;
     }

@@ -16,6 +16,17 @@ export interface ImportCounts {
   readonly conflicts: number;
 }
 
+/** The import watcher's health: `False` while it cannot list or watch ResourceImports (imports frozen). */
+export interface ImportsSynced {
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  /** When it started failing (ms since epoch), while False. */
+  readonly sinceMs?: number;
+}
+
+export const IMPORTS_SYNCED = 'ImportsSynced';
+
 export interface ComputedStatus {
   readonly observedGeneration?: number;
   readonly totalClusters: number;
@@ -31,6 +42,8 @@ export interface StatusInput {
   /** A problem with the ClusterSet itself (e.g. an invalid spec), which outranks leader state. */
   readonly specProblem?: { readonly reason: string; readonly message: string };
   readonly imports?: ImportCounts;
+  /** Present while the importer watches a leader: the ImportsSynced condition after Ready. */
+  readonly importsSynced?: ImportsSynced;
   /**
    * Our own fields the installed ClusterSet CRD cannot store (Antrea's CRD has neither), found
    * by {@link prunedStatusFields}: leaving them out keeps a write that the API server would
@@ -51,7 +64,10 @@ export function computeStatus(input: StatusInput): ComputedStatus {
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     totalClusters: input.leaders.length,
     readyClusters,
-    conditions: [{ type: 'Ready', status: overall.status, lastTransitionTime, reason: overall.reason, message: overall.message }],
+    conditions: [
+      { type: 'Ready', status: overall.status, lastTransitionTime, reason: overall.reason, message: overall.message },
+      ...(input.importsSynced === undefined ? [] : [importsSyncedCondition(input.importsSynced, input)]),
+    ],
     clusterStatuses: input.leaders.map((l) => ({
       clusterID: l.leaderClusterID,
       conditions: [l.ready, l.isLeader],
@@ -110,4 +126,13 @@ function normalise(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/** Since when the watcher fails (not when the status was written); an unchanged status keeps its time. */
+function importsSyncedCondition(synced: ImportsSynced, input: StatusInput): Condition {
+  const previous = input.previous?.conditions?.find((c) => c.type === IMPORTS_SYNCED);
+  const lastTransitionTime = synced.status === 'False' && synced.sinceMs !== undefined
+    ? rfc3339(new Date(synced.sinceMs))
+    : previous?.status === synced.status && previous.lastTransitionTime ? previous.lastTransitionTime : rfc3339(input.now);
+  return { type: IMPORTS_SYNCED, status: synced.status, lastTransitionTime, reason: synced.reason, message: synced.message };
 }
