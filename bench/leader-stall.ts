@@ -199,7 +199,7 @@ current-context: c
     limits.ports === undefined || limits.ports >= wantedPorts ? undefined : () => serviceExport(attacker, limits.ports ?? 0, 0));
   const portCount = wide?.spec?.service?.serviceSpec?.ports?.length ?? 0;
   if (portCount > 0) {
-    await waitFor('the wide ServiceImport', async () => (await getRI('bench-wide-service'))?.spec?.serviceImport?.spec.ports.length === portCount, { timeoutMs: 5 * 60_000, intervalMs: 250 });
+    await waitFor('the wide ServiceImport', async () => (await getRI('bench-wide-service'))?.spec?.serviceImport?.spec?.ports.length === portCount, { timeoutMs: 5 * 60_000, intervalMs: 250 });
     // A second exporter with other ports: a conflict, every exporter's verdict names both lists.
     const second = ids[1] ?? '';
     await send('the same Service from a second member, other ports', second, create(second), serviceExport(second, 1, portCount));
