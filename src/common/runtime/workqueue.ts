@@ -8,7 +8,11 @@
  *   processed once more after the running handler finishes.
  * - A handler that throws is retried with per-key exponential backoff; success resets it.
  *   A handler may ask to run again later by returning `{ requeueAfterMs }`.
+ * - Every key starts in a fresh turn of the event loop: handlers that do no I/O (a cache
+ *   read and a pure decision) would otherwise run back to back in microtasks, starving
+ *   health probes, Lease renewal and watch events for as long as the backlog lasts.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Backoff, type BackoffSettings } from './backoff.js';
 
 /** Opaque handle returned by {@link Clock.setTimeout} (a Timeout object in Node, a number in fakes). */
@@ -300,6 +304,9 @@ export class WorkQueue {
 
   async #process(handler: WorkHandler, key: string): Promise<void> {
     try {
+      // Timers and sockets get their turn before this key, however long the backlog.
+      await yieldToEventLoop();
+      if (this.#stopped) return;
       const result = await handler(key, this.#abort.signal);
       this.forget(key);
       if (typeof result === 'object') {
