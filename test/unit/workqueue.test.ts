@@ -325,7 +325,7 @@ describe('WorkQueue', () => {
     // A backlog of CPU-only reconciles (cache reads, pure decisions) must not starve timers and
     // sockets (health probes, Lease renewal): a timer armed now fires before the backlog is done.
     const queue = new WorkQueue({ concurrency: 4, clock: new FakeClock() });
-    const keys = Array.from({ length: 200 }, (_, i) => `k${String(i)}`);
+    const keys = Array.from({ length: 100 }, (_, i) => `k${String(i)}`);
     for (const key of keys) queue.add(key);
     let handled = 0;
     let handledWhenTimerFired: number | undefined;
@@ -334,6 +334,9 @@ describe('WorkQueue', () => {
     let handledAtImmediate: number | undefined;
     setImmediate(() => { handledAtImmediate = handled; });
     queue.start(async () => {
+      // A millisecond of CPU each (re-parsing, comparing), then done without I/O.
+      const until = performance.now() + 1;
+      while (performance.now() < until) { /* working */ }
       handled += 1;
       await Promise.resolve();
     });
