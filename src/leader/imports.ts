@@ -8,7 +8,7 @@ import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, network
 import { rfc3339 } from '../common/kube/time.js';
 import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './aggregate.js';
 import { decideImportWrite, importBody } from './books.js';
-import { clusterInfoVerdicts } from './clusterinfo-check.js';
+import { ClusterInfoJudge } from './clusterinfo-check.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import type { ExportIndex } from './export-index.js';
 
@@ -18,6 +18,8 @@ class ImportPending extends Error {}
 export class ImportReconciler {
   readonly #ctx: LeaderContext;
   readonly #index: ExportIndex;
+  /** One judgement per state of the ClusterInfo exports, however many import keys ask. */
+  readonly #clusterInfo = new ClusterInfoJudge();
 
   constructor(ctx: LeaderContext, index: ExportIndex) {
     this.#ctx = ctx;
@@ -33,7 +35,7 @@ export class ImportReconciler {
     const plan = planImport(key, feeding);
     const mine = feeding.filter((re) => importKeyOf(re) === key);
     // ClusterInfo: syntax and CIDR overlap with other members are judged here, across keys.
-    const checked = clusterInfoVerdicts(mine, ctx.exports.list(ctx.ns));
+    const checked = this.#clusterInfo.verdicts(mine, ctx.exports.list(ctx.ns));
     const refused = [...checked.values()].some((v) => !v.ok);
     try {
       await this.#applyImport(key, refused ? undefined : plan.spec, plan.annotations ?? {});
