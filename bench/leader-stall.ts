@@ -85,6 +85,16 @@ function serviceExport(clusterID: string, ports: number, offset: number): Resour
   };
 }
 
+/** Waits like waitFor, but a missed deadline is reported and the bench goes on to its figures. */
+async function softWait<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T | undefined> {
+  try {
+    return await waitFor(what, check, { timeoutMs, intervalMs: 250 });
+  } catch {
+    console.log(`  NOT SEEN within ${String(timeoutMs / 1000)} s: ${what}`);
+    return undefined;
+  }
+}
+
 buildDist();
 const tmp = mkdtempSync(path.join(tmpdir(), 'bench-leader-stall-'));
 const leader = await startControlPlane('bench-stall', { startTimeoutSeconds: 180 });
@@ -191,7 +201,7 @@ current-context: c
     const sent = await send(`round ${String(round)}: ClusterInfo with ${String(wanted)} /32 pod CIDRs`, attacker, replace, withCidrs(wanted),
       limits.podCIDRs === undefined || limits.podCIDRs >= wanted ? undefined : () => withCidrs(limits.podCIDRs ?? 0));
     const first = sent?.spec?.clusterInfo?.podCIDRs?.[0];
-    if (first !== undefined) await waitFor('the attacker\'s ClusterInfo imported', async () => (await getRI(`${attacker}-clusterinfo`))?.spec?.clusterinfo?.podCIDRs?.[0] === first, { timeoutMs: 5 * 60_000, intervalMs: 250 });
+    if (first !== undefined) await softWait('the attacker\'s ClusterInfo imported', async () => (await getRI(`${attacker}-clusterinfo`))?.spec?.clusterinfo?.podCIDRs?.[0] === first, 3 * 60_000);
   }
   const wantedPorts = Number(values.ports);
   const create = (id: string) => (body: ResourceExport) => as(id).createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body });
@@ -199,19 +209,19 @@ current-context: c
     limits.ports === undefined || limits.ports >= wantedPorts ? undefined : () => serviceExport(attacker, limits.ports ?? 0, 0));
   const portCount = wide?.spec?.service?.serviceSpec?.ports?.length ?? 0;
   if (portCount > 0) {
-    await waitFor('the wide ServiceImport', async () => (await getRI('bench-wide-service'))?.spec?.serviceImport?.spec?.ports.length === portCount, { timeoutMs: 5 * 60_000, intervalMs: 250 });
+    await softWait('the wide ServiceImport', async () => (await getRI('bench-wide-service'))?.spec?.serviceImport?.spec?.ports.length === portCount, 3 * 60_000);
     // A second exporter with other ports: a conflict, every exporter's verdict names both lists.
     const second = ids[1] ?? '';
     await send('the same Service from a second member, other ports', second, create(second), serviceExport(second, 1, portCount));
-    const verdict = await waitFor('the conflict verdict', async () => {
+    const verdict = await softWait('the conflict verdict', async () => {
       const re = (await custom.getNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name: `${attacker}-bench-wide-service` })) as ResourceExport;
       return re.status?.conditions?.[0]?.type === 'Failure' ? re.status.conditions[0] : undefined;
-    }, { timeoutMs: 5 * 60_000, intervalMs: 250 });
-    console.log(`  conflict verdict on the wide export: ${verdict.reason ?? ''}, message ${String((verdict.message ?? '').length)} characters`);
+    }, 3 * 60_000);
+    if (verdict !== undefined) console.log(`  conflict verdict on the wide export: ${verdict.reason ?? ''}, message ${String((verdict.message ?? '').length)} characters`);
   }
   // What is still queued after the last visible write (the other members' ClusterInfo re-judged) runs in this window.
   await delay(OBSERVE_MS);
-  const holderAfter = await holder();
+  const holderAfter = await holder().catch(() => undefined);
   polling.on = false;
   console.log(`\nleader run under one member's payloads, compiled build, 2 replicas with Lease election, ${String(MEMBERS)} members`);
   console.log(`  attack and ${String(OBSERVE_MS / 1000)} s after it: ${((performance.now() - attackStart) / 1000).toFixed(1)} s`);
