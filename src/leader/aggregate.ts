@@ -133,10 +133,16 @@ function portKey(ports: readonly ServiceImportPort[]): string {
  */
 export function mergePorts(oldestFirst: readonly ResourceExport[]): ServiceImportPort[] {
   const merged: ServiceImportPort[] = [];
+  // Keyed, not scanned: a member may export tens of thousands of ports.
+  const names = new Set<string>();
+  const numbers = new Set<string>();
   for (const re of oldestFirst) {
     for (const port of servicePorts(re)) {
-      if (merged.some((m) => (m.name ?? '') === (port.name ?? ''))) continue;
-      if (merged.some((m) => m.port === port.port && (m.protocol ?? 'TCP') === (port.protocol ?? 'TCP'))) continue;
+      const name = port.name ?? '';
+      const number = `${String(port.port)}/${port.protocol ?? 'TCP'}`;
+      if (names.has(name) || numbers.has(number)) continue;
+      names.add(name);
+      numbers.add(number);
       merged.push(port);
     }
   }
