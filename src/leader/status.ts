@@ -16,7 +16,7 @@ import { BeatPeriods, FlapTracker, timeoutProblem } from './beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { lastBeatOf, leaderClusterSetStatus, memberLiveness } from './liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
-import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
+import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './duplicates.js';
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
 export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
@@ -32,8 +32,12 @@ export class StatusReconciler {
   /** `<ClusterSet>/<message>` of each duplicate cluster ID reported now: each is said (log, Event) once. */
   #duplicates = new Set<string>();
 
-  constructor(ctx: LeaderContext, memberTimeoutMs: number) {
+  /** Members' DuplicateClusterID Events read at most (the newest). */
+  readonly #maxDuplicateEvents: number;
+
+  constructor(ctx: LeaderContext, memberTimeoutMs: number, maxDuplicateEvents?: number) {
     this.#ctx = ctx;
+    this.#maxDuplicateEvents = maxDuplicateEvents ?? DEFAULT_MAX_DUPLICATE_EVENTS;
     this.#timeoutMs = memberTimeoutMs;
     // Four transitions within ten timeouts: a member that cannot stay up (or down).
     this.#flaps = new FlapTracker(10 * memberTimeoutMs);
@@ -67,7 +71,7 @@ export class StatusReconciler {
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }
-      const duplicates = duplicateReports(ctx.duplicateEvents.list(ctx.ns), own, now);
+      const duplicates = duplicateReports(ctx.duplicateEvents.list(ctx.ns), own, now, DUPLICATE_CLEAR_MS, this.#maxDuplicateEvents);
       for (const d of duplicates) nextExpiry = Math.min(nextExpiry ?? Infinity, d.expiresAt);
       this.#reportDuplicates(clusterSet, duplicates, duplicatesNow);
       const duplicate = duplicateCondition(duplicates);
