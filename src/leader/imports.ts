@@ -3,7 +3,7 @@
 // export's verdict, and release the finalizers of withdrawn exports once the import no longer
 // holds what they carried.
 import type { Condition } from '../common/api/meta.js';
-import { RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
+import { RESOURCE_EXPORT, RESOURCE_EXPORT_KIND, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
 import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../common/kube/errors.js';
 import { rfc3339 } from '../common/kube/time.js';
 import { hasLeaderFinalizer, importKeyOf, isDeleting, withoutLeaderFinalizers, type ExportVerdict } from './aggregate.js';
@@ -46,7 +46,9 @@ export class ImportReconciler {
     const { plan, refused: overBudget } = planWithinBudget(key, taken, this.#budgetBytes);
     const mine = feeding.filter((re) => importKeyOf(re) === key);
     // ClusterInfo: syntax and CIDR overlap with other members are judged here, across keys.
-    const checked = this.#clusterInfo.verdicts(mine.filter((re) => !this.#cap.beyond(nameOf(re))), ctx.exports.list(ctx.ns).filter((re) => !this.#cap.beyond(nameOf(re))));
+    const isClusterInfo = mine.some((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.ClusterInfo);
+    const checked = this.#clusterInfo.verdicts(mine.filter((re) => !this.#cap.beyond(nameOf(re))),
+      isClusterInfo ? ctx.exports.list(ctx.ns).filter((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.ClusterInfo && !this.#cap.beyond(nameOf(re))) : []);
     const refused = [...checked.values()].some((v) => !v.ok);
     try {
       await this.#applyImport(key, refused ? undefined : plan.spec, plan.annotations ?? {});
