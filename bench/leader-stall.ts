@@ -8,7 +8,10 @@
 // When admission refuses a payload the refusal is printed and the largest payload the chart's
 // bounds admit (values.yaml leader.admissionPolicy.limits) is sent instead.
 //
-//   npm run bench:leader-stall -- [--members 50] [--cidrs 60000] [--ports 30000] [--rounds 3] [--observe 20]
+//   npm run bench:leader-stall -- [--members 50] [--cidrs 60000] [--ports 30000] [--rounds 3] [--observe 20] [--unbounded]
+//
+// --unbounded installs the chart with its admission size bounds lifted, so the payloads reach
+// the leader whatever the bounds say.
 //
 // Throughout, /healthz of both replicas is polled (one request at a time, 100 ms apart, 30 s
 // timeout) and the largest latency kept; the Lease holder is read before and after. Prints
@@ -42,6 +45,8 @@ const { values } = parseArgs({ options: {
   members: { type: 'string', default: '50' }, cidrs: { type: 'string', default: '60000' },
   ports: { type: 'string', default: '30000' }, rounds: { type: 'string', default: '3' },
   observe: { type: 'string', default: '20' },
+  // The chart's size bounds lifted: the leader itself must cope with what admission would refuse.
+  unbounded: { type: 'boolean', default: false },
 } });
 const MEMBERS = Number(values.members);
 const ROUNDS = Number(values.rounds);
@@ -54,6 +59,7 @@ const ref = (d: { plural: string }) => ({ group, version: 'v1alpha1', plural: d.
 
 /** The chart's admission bounds, when it has them: what the largest admitted payload is. */
 function chartLimits(): { podCIDRs: number | undefined; ports: number | undefined } {
+  if (values.unbounded) return { podCIDRs: undefined, ports: undefined };
   const chartValues = parse(readFileSync(path.join(repoRoot, 'charts', 'clusterset-agent', 'values.yaml'), 'utf8')) as { leader?: { admissionPolicy?: { limits?: { podCIDRsPerClusterInfo?: number; portsPerService?: number } } } };
   const limits = chartValues.leader?.admissionPolicy?.limits;
   return { podCIDRs: limits?.podCIDRsPerClusterInfo, ports: limits?.portsPerService };
@@ -134,7 +140,8 @@ try {
   await setupLeader(leader);
   await createNamespace(admin, RELEASE_NS);
   await createNamespace(admin, 'bench');
-  await kubectlApply(leader, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', '--set', 'leader.controller.replicaCount=2']));
+  await kubectlApply(leader, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', '--set', 'leader.controller.replicaCount=2',
+    ...(values.unbounded ? ['podCIDRsPerClusterInfo', 'gatewayInfosPerClusterInfo', 'portsPerService', 'addressesPerEndpoints'].flatMap((k) => ['--set', `leader.admissionPolicy.limits.${k}=1000000`]) : [])]));
   const leaderToken = await issueToken(admin, RELEASE_NS, LEADER_SA, 86_400);
   writeFileSync(path.join(tmp, 'leader.kubeconfig'), `apiVersion: v1
 kind: Config
@@ -223,7 +230,7 @@ current-context: c
   await delay(OBSERVE_MS);
   const holderAfter = await holder().catch(() => undefined);
   polling.on = false;
-  console.log(`\nleader run under one member's payloads, compiled build, 2 replicas with Lease election, ${String(MEMBERS)} members`);
+  console.log(`\nleader run under one member's payloads, compiled build, 2 replicas with Lease election, ${String(MEMBERS)} members${values.unbounded ? ', admission size bounds lifted' : ''}`);
   console.log(`  attack and ${String(OBSERVE_MS / 1000)} s after it: ${((performance.now() - attackStart) / 1000).toFixed(1)} s`);
   for (const r of replicas) console.log(`  ${r.name}: max /healthz latency ${r.maxMs.toFixed(0)} ms, answers >= 1 s: ${String(r.slow)}${r.exited === undefined ? '' : `, EXITED with code ${String(r.exited)} (log ${path.join(tmp, `${r.name}.log`)})`}`);
   console.log(`  Lease holder before: ${String(holderBefore)}; after: ${String(holderAfter)}; ${holderBefore === holderAfter ? 'unchanged' : 'CHANGED'}`);
