@@ -57,7 +57,10 @@ export class ImportReconciler {
       throw err;
     }
     for (const re of mine) {
-      const verdict = this.#cap.beyond(nameOf(re)) ? this.#cap.verdict(re) : checked.get(nameOf(re)) ?? overBudget.get(nameOf(re)) ?? plan.verdicts.get(nameOf(re));
+      // The cap first, then a refusal of the ClusterInfo check, then the budget's, then the plan's.
+      const check = checked.get(nameOf(re));
+      const verdict = this.#cap.beyond(nameOf(re)) ? this.#cap.verdict(re)
+        : check?.ok === false ? check : overBudget.get(nameOf(re)) ?? check ?? plan.verdicts.get(nameOf(re));
       if (verdict !== undefined && !isDeleting(re)) await this.#writeVerdict(re, verdict);
     }
     // The import no longer holds what a deleting export carried: let the export go.
