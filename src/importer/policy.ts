@@ -11,6 +11,7 @@
 // Messages name the ResourceImport, the rule and the offending value, shortened: they end up
 // in Events and logs, and a hostile payload must not be echoed into them.
 import { isIP } from 'node:net';
+import { parseCidr, parseIp } from '../common/net/cidr.js';
 import { ENDPOINT_SOURCES_ANNOTATION, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../common/config/config.js';
@@ -112,30 +113,15 @@ interface Range {
   readonly what: string;
 }
 
-function parseV4(ip: string): bigint {
-  return ip.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
+/** The numeric value of an address {@link parseIp} accepted (callers checked it with isIP). */
+function valueOf(ip: string): bigint {
+  return parseIp(ip)?.value ?? 0n;
 }
 
-/** `ip` must already be a valid IPv6 address without a zone (isIP === 6). */
-function parseV6(ip: string): bigint {
-  let text = ip.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
-  if (dotted !== undefined) {
-    const v4 = parseV4(dotted);
-    text = `${text.slice(0, -dotted.length)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headParts = head === '' ? [] : head.split(':');
-  const tailParts = tail === undefined || tail === '' ? [] : tail.split(':');
-  const zeros = tail === undefined ? 0 : 8 - headParts.length - tailParts.length;
-  const parts = [...headParts, ...Array<string>(zeros).fill('0'), ...tailParts];
-  return parts.reduce((acc, part) => (acc << 16n) | BigInt(parseInt(part, 16)), 0n);
-}
-
-function range(cidr: string, what: string): Range {
-  const [address = '', bits = ''] = cidr.split('/');
-  const family = isIP(address) === 4 ? 4 : 6;
-  return { family, base: family === 4 ? parseV4(address) : parseV6(address), prefix: Number(bits), cidr, what };
+function range(text: string, what: string): Range {
+  const cidr = parseCidr(text);
+  if (cidr === undefined) throw new Error(`not a CIDR: ${text}`);
+  return { family: cidr.family, base: cidr.value, prefix: cidr.prefix, cidr: text, what };
 }
 
 function contains(r: Range, family: 4 | 6, value: bigint, prefix: number): boolean {
@@ -181,8 +167,8 @@ export function addressProblem(ip: unknown): string | undefined {
   if (ip.includes('%')) return 'carries an IPv6 zone, which is only meaningful on one host';
   const family = isIP(ip);
   if (family === 0) return 'is not a valid IP address';
-  if (family === 4) return describe(V4_REJECTED.find((r) => contains(r, 4, parseV4(ip), 32)));
-  const value = parseV6(ip);
+  if (family === 4) return describe(V4_REJECTED.find((r) => contains(r, 4, valueOf(ip), 32)));
+  const value = valueOf(ip);
   if (contains(V6_MAPPED, 6, value, 128)) {
     const inner = V4_REJECTED.find((r) => contains(r, 4, value & 0xffffffffn, 32));
     return inner === undefined ? undefined : `is IPv4-mapped, and ${inner.what}`;
@@ -197,14 +183,12 @@ export function addressProblem(ip: unknown): string | undefined {
  */
 export function cidrProblem(cidr: unknown): string | undefined {
   if (typeof cidr !== 'string') return 'is not a string';
-  const match = /^([^/]+)\/(\d{1,3})$/.exec(cidr);
-  const address = match?.[1] ?? '';
-  const family = isIP(address);
-  const prefix = Number(match?.[2]);
-  if (match === null || family === 0 || address.includes('%') || prefix > (family === 4 ? 32 : 128)) return 'is not a valid CIDR';
+  // The leader judged this CIDR with the same parser (common/net/cidr.ts).
+  const parsed = parseCidr(cidr);
+  if (parsed === undefined) return 'is not a valid CIDR';
+  const { prefix, value } = parsed;
   if (prefix === 0) return 'is a default route, covering every address';
-  const v4 = family === 4;
-  const value = v4 ? parseV4(address) : parseV6(address);
+  const v4 = parsed.family === 4;
   const rejected = v4 ? V4_REJECTED : [...V6_REJECTED, V6_MAPPED];
   const hit = rejected.find((r) => contains(r, v4 ? 4 : 6, value, prefix));
   return hit === undefined ? undefined : `overlaps ${hit.cidr}, ${hit.what}`;

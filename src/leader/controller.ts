@@ -36,7 +36,8 @@ import { countVerdicts, importKeyOf } from './decisions/aggregate.js';
 import { AnnounceReconciler } from './announces.js';
 import { LEADER_SELECTOR, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanImports } from './decisions/books.js';
 import { nameOf, refOf, type LeaderContext, type LeaderMetrics, type Ref } from './context.js';
-import { DUPLICATE_EVENTS_SELECTOR } from './decisions/duplicates.js';
+import { compactDuplicateEvent, DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_EVENTS_SELECTOR } from './decisions/duplicates.js';
+import { ExportCap } from './decisions/export-cap.js';
 import { ExportIndex } from './decisions/export-index.js';
 import { ImportReconciler } from './imports.js';
 import { MemberIdsReconciler } from './member-ids-reconciler.js';
@@ -49,6 +50,10 @@ export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
 /** How often the books are swept when no setting says otherwise. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 300_000;
+/** Exports of one member the leader takes in when no setting says otherwise. */
+export const DEFAULT_MAX_EXPORTS_PER_MEMBER = 10_000;
+/** The largest import spec the leader writes when no setting says otherwise: well below etcd's ~1.5 MiB request limit. */
+export const DEFAULT_MAX_IMPORT_BYTES = 1_048_576;
 
 const STATUS_KEY = 'status';
 const MEMBER_IDS_KEY = 'memberids';
@@ -62,6 +67,12 @@ export interface LeaderControllerOptions {
   readonly staleMemberMs: number;
   /** The sweep of orphaned imports and exports, at start and then this often. @default 300 000 */
   readonly sweepIntervalMs?: number;
+  /** Exports of one member taken in, oldest first; the rest get Failure TooManyExports. @default 10 000 */
+  readonly maxExportsPerMember?: number;
+  /** The largest import spec written; the newest contributors beyond it get Failure ImportTooLarge. @default 1 MiB */
+  readonly maxImportBytes?: number;
+  /** Members' DuplicateClusterID Events read at most, the newest. @default 1000 */
+  readonly maxDuplicateEvents?: number;
   /** Deletes in flight at once while collecting a member's exports. @default 8 */
   readonly gcParallelism?: number;
   readonly logger: winston.Logger;
@@ -86,6 +97,7 @@ export class LeaderController {
   readonly duplicateEvents: ResilientInformer<CoreV1Event>;
   readonly #queue: WorkQueue;
   readonly #index = new ExportIndex();
+  readonly #cap: ExportCap;
   readonly #importReconciler: ImportReconciler;
   readonly #announceReconciler: AnnounceReconciler;
   readonly #statusReconciler: StatusReconciler;
@@ -133,6 +145,8 @@ export class LeaderController {
       path: `/api/v1/namespaces/${ns}/events`,
       list: paged((page) => core.listNamespacedEvent({ namespace: ns, fieldSelector: DUPLICATE_EVENTS_SELECTOR, ...page })),
       fieldSelector: DUPLICATE_EVENTS_SELECTOR,
+      // Member-written: only the fields read are cached.
+      transform: compactDuplicateEvent,
       watch,
       logger: log,
     });
@@ -146,12 +160,16 @@ export class LeaderController {
     this.#sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     const gcParallelism = options.gcParallelism ?? 8;
     this.#settings = { memberTimeoutSeconds: options.memberTimeoutMs / 1000, staleMemberSeconds: options.staleMemberMs / 1000, sweepIntervalSeconds: this.#sweepIntervalMs / 1000, gcParallelism };
-    this.#importReconciler = new ImportReconciler(this.#ctx, this.#index);
+    this.#cap = new ExportCap(options.maxExportsPerMember ?? DEFAULT_MAX_EXPORTS_PER_MEMBER);
+    const maxImportBytes = options.maxImportBytes ?? DEFAULT_MAX_IMPORT_BYTES;
+    this.#settings['maxExportsPerMember'] = this.#cap.limit;
+    this.#settings['maxImportBytes'] = maxImportBytes;
+    this.#importReconciler = new ImportReconciler(this.#ctx, this.#index, this.#cap, maxImportBytes);
     options.metrics?.leaderExportsFrom(() => countVerdicts(this.exports.list(ns)));
     // When this leader first saw each touch-ts: liveness and reaping count a beat from no later than that.
     const sightings = new BeatSightings();
     this.#announceReconciler = new AnnounceReconciler(this.#ctx, { staleMemberMs: options.staleMemberMs, gcParallelism, orphanGraceMs: options.memberTimeoutMs, sightings });
-    this.#statusReconciler = new StatusReconciler(this.#ctx, options.memberTimeoutMs, sightings);
+    this.#statusReconciler = new StatusReconciler(this.#ctx, options.memberTimeoutMs, sightings, options.maxDuplicateEvents ?? DEFAULT_MAX_DUPLICATE_EVENTS);
     this.#memberIdsReconciler = new MemberIdsReconciler(this.#ctx, options.memberIdsConfigMap ?? MEMBER_IDS_CONFIGMAP);
     this.#queue = new WorkQueue({
       concurrency: options.concurrency ?? 4,
@@ -220,6 +238,13 @@ export class LeaderController {
 
   #onExport(re: ResourceExport, deleted: boolean): void {
     for (const key of this.#index.update(re, deleted)) this.#queue.add(`import:${key}`);
+    if (!deleted && importKeyOf(re) === undefined) this.#queue.add(`verdict:${nameOf(re)}`);
+    // Exports that crossed their member's cap because this one came or went: judged again.
+    for (const name of this.#cap.update(re, deleted)) {
+      const other = this.exports.get(name, this.#ctx.ns);
+      const key = other === undefined ? undefined : importKeyOf(other);
+      this.#queue.add(key === undefined ? `verdict:${name}` : `import:${key}`);
+    }
     // A ClusterInfo's CIDRs are judged against every other member's: re-judge them all.
     if (re.spec?.kind === RESOURCE_EXPORT_KIND.ClusterInfo) {
       for (const other of this.exports.list(this.#ctx.ns)) {
@@ -239,6 +264,7 @@ export class LeaderController {
     const name = key.slice(sep + 1);
     if (kind === 'import') return this.#importReconciler.reconcile(name);
     if (kind === 'announce') return this.#announceReconciler.reconcile(name);
+    if (kind === 'verdict') return this.#importReconciler.judgeUnaggregated(name);
     return undefined;
   }
 

@@ -3,14 +3,16 @@
 // export's verdict, and release the finalizers of withdrawn exports once the import no longer
 // holds what they carried.
 import type { Condition } from '../common/api/meta.js';
-import { RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
+import { RESOURCE_EXPORT, RESOURCE_EXPORT_KIND, RESOURCE_IMPORT, type ResourceExport, type ResourceImportSpec } from '../common/api/antrea.js';
 import { apiStatus, httpStatus, isAlreadyExists, isConflict, isNotFound, networkErrorCode } from '../common/kube/errors.js';
 import { rfc3339 } from '../common/kube/time.js';
-import { hasLeaderFinalizer, importKeyOf, isDeleting, planImport, withoutLeaderFinalizers, type ExportVerdict } from './decisions/aggregate.js';
+import { hasLeaderFinalizer, importKeyOf, isDeleting, withoutLeaderFinalizers, type ExportVerdict } from './decisions/aggregate.js';
 import { decideImportWrite, importBody } from './decisions/books.js';
-import { clusterInfoVerdicts } from './decisions/clusterinfo-check.js';
+import { ClusterInfoJudge } from './decisions/clusterinfo-check.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
+import { REASON_TOO_MANY_EXPORTS, type ExportCap } from './decisions/export-cap.js';
 import type { ExportIndex } from './decisions/export-index.js';
+import { planWithinBudget } from './decisions/import-budget.js';
 
 /** The import is waiting for its previous incarnation to go: a retry, not a failure. */
 class ImportPending extends Error {}
@@ -18,10 +20,19 @@ class ImportPending extends Error {}
 export class ImportReconciler {
   readonly #ctx: LeaderContext;
   readonly #index: ExportIndex;
+  /** One judgement per state of the ClusterInfo exports, however many import keys ask. */
+  readonly #clusterInfo = new ClusterInfoJudge();
 
-  constructor(ctx: LeaderContext, index: ExportIndex) {
+  /** Each member's exports the leader takes in (leader.maxExportsPerMember). */
+  readonly #cap: ExportCap;
+  /** The largest import spec written, in bytes (leader.maxImportBytes). */
+  readonly #budgetBytes: number;
+
+  constructor(ctx: LeaderContext, index: ExportIndex, cap: ExportCap, budgetBytes: number) {
     this.#ctx = ctx;
     this.#index = index;
+    this.#cap = cap;
+    this.#budgetBytes = budgetBytes;
   }
 
   async reconcile(key: string): Promise<undefined> {
@@ -30,11 +41,15 @@ export class ImportReconciler {
       const re = ctx.exports.get(name, ctx.ns);
       return re === undefined ? [] : [re];
     });
-    // Which Service holds a contested import name is read from the stored import.
-    const plan = planImport(key, feeding, (name) => ctx.imports.get(name, ctx.ns));
+    // Exports beyond their member's cap feed nothing; those that do must fit the budget. Which
+    // Service holds a contested import name is read from the stored import.
+    const taken = feeding.filter((re) => !this.#cap.beyond(nameOf(re)));
+    const { plan, refused: overBudget } = planWithinBudget(key, taken, this.#budgetBytes, (name) => ctx.imports.get(name, ctx.ns));
     const mine = feeding.filter((re) => importKeyOf(re) === key);
     // ClusterInfo: syntax and CIDR overlap with other members are judged here, across keys.
-    const checked = clusterInfoVerdicts(mine, ctx.exports.list(ctx.ns));
+    const isClusterInfo = mine.some((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.ClusterInfo);
+    const checked = this.#clusterInfo.verdicts(mine.filter((re) => !this.#cap.beyond(nameOf(re))),
+      isClusterInfo ? ctx.exports.list(ctx.ns).filter((re) => re.spec?.kind === RESOURCE_EXPORT_KIND.ClusterInfo && !this.#cap.beyond(nameOf(re))) : []);
     const refused = [...checked.values()].some((v) => !v.ok);
     try {
       await this.#applyImport(key, refused ? undefined : plan.spec, plan.annotations ?? {});
@@ -43,12 +58,31 @@ export class ImportReconciler {
       throw err;
     }
     for (const re of mine) {
-      const verdict = checked.get(nameOf(re)) ?? plan.verdicts.get(nameOf(re));
+      // The cap first, then a refusal of the ClusterInfo check, then the budget's, then the plan's.
+      const check = checked.get(nameOf(re));
+      const verdict = this.#cap.beyond(nameOf(re)) ? this.#cap.verdict(re)
+        : check?.ok === false ? check : overBudget.get(nameOf(re)) ?? check ?? plan.verdicts.get(nameOf(re));
       if (verdict !== undefined && !isDeleting(re)) await this.#writeVerdict(re, verdict);
     }
     // The import no longer holds what a deleting export carried: let the export go.
     for (const re of mine) {
       if (isDeleting(re) && hasLeaderFinalizer(re)) await this.#releaseExport(re);
+    }
+    return undefined;
+  }
+
+  /**
+   * An export of a kind the leader does not aggregate (LabelIdentity): its only verdict is the
+   * cap's. Beyond it, Failure TooManyExports; back within it, that verdict is taken away.
+   */
+  async judgeUnaggregated(name: string): Promise<undefined> {
+    const ctx = this.#ctx;
+    const re = ctx.exports.get(name, ctx.ns);
+    if (re === undefined || isDeleting(re)) return undefined;
+    if (this.#cap.beyond(name)) {
+      await this.#writeVerdict(re, this.#cap.verdict(re));
+    } else if (re.status?.conditions?.[0]?.reason === REASON_TOO_MANY_EXPORTS) {
+      await this.#writeConditions(re, []);
     }
     return undefined;
   }
@@ -99,19 +133,26 @@ export class ImportReconciler {
       : { type: 'Failure', status: 'False', reason: verdict.reason, message: verdict.message };
     if (current !== undefined && current.type === next.type && current.status === next.status && (current.reason ?? '') === (next.reason ?? '') && (current.message ?? '') === (next.message ?? '')) return;
     const condition: Condition = { ...next, lastTransitionTime: rfc3339(ctx.now()) };
-    try {
-      await ctx.objects.replaceNamespacedCustomObjectStatus({
-        ...refOf(RESOURCE_EXPORT), namespace: ctx.ns, name: nameOf(re),
-        body: { ...re, status: { conditions: [condition] } },
-      });
-      ctx.metrics?.recordLeaderWrite('resourceexports', 'status');
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
+    if (!await this.#writeConditions(re, [condition])) return;
     if (!verdict.ok) {
       ctx.log.warn('ResourceExport not converged', { resourceExport: nameOf(re), reason: verdict.reason, message: verdict.message });
       ctx.events?.record(eventTarget(RESOURCE_EXPORT, re, ctx.ns), 'Warning', verdict.reason, verdict.message);
+    }
+  }
+
+  /** Writes the export's status conditions; false when the export is gone. */
+  async #writeConditions(re: ResourceExport, conditions: Condition[]): Promise<boolean> {
+    const ctx = this.#ctx;
+    try {
+      await ctx.objects.replaceNamespacedCustomObjectStatus({
+        ...refOf(RESOURCE_EXPORT), namespace: ctx.ns, name: nameOf(re),
+        body: { ...re, status: { conditions } },
+      });
+      ctx.metrics?.recordLeaderWrite('resourceexports', 'status');
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
     }
   }
 

@@ -17,7 +17,7 @@ import { BeatPeriods, FlapTracker, timeoutProblem } from './decisions/beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { leaderClusterSetStatus, memberLiveness } from './decisions/liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
-import { duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
+import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
 import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 
@@ -39,8 +39,12 @@ export class StatusReconciler {
   /** Members whose clock was reported running ahead: said once, again only after it was right in between. */
   readonly #clockAhead = new Set<string>();
 
-  constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings) {
+  /** Members' DuplicateClusterID Events read at most (the newest). */
+  readonly #maxDuplicateEvents: number;
+
+  constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number) {
     this.#ctx = ctx;
+    this.#maxDuplicateEvents = maxDuplicateEvents ?? DEFAULT_MAX_DUPLICATE_EVENTS;
     this.#timeoutMs = memberTimeoutMs;
     this.#sightings = sightings;
     // Four transitions within ten timeouts: a member that cannot stay up (or down).
@@ -95,7 +99,7 @@ export class StatusReconciler {
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }
-      const duplicates = duplicateReports(ctx.duplicateEvents.list(ctx.ns), own, now);
+      const duplicates = duplicateReports(ctx.duplicateEvents.list(ctx.ns), own, now, DUPLICATE_CLEAR_MS, this.#maxDuplicateEvents);
       for (const d of duplicates) nextExpiry = Math.min(nextExpiry ?? Infinity, d.expiresAt);
       this.#reportDuplicates(clusterSet, duplicates, duplicatesNow);
       const duplicate = duplicateCondition(duplicates);

@@ -39,6 +39,7 @@ const CLUSTER_ROLE = `${RELEASE_NS}-${FULLNAME}`;
 const OTHER_NS = 'default';
 const LEADER_POLICY = 'clusterset-agent-resourceexports-antrea-multicluster';
 const ANNOUNCE_POLICY = 'clusterset-agent-memberclusterannounces-antrea-multicluster';
+const EVENT_POLICY = 'clusterset-agent-duplicate-reports-antrea-multicluster';
 /** What `leader run` may do in the leader namespace, and nothing more (leader-mode.test.ts runs it with exactly this). */
 const LEADER_CONTROLLER_RULES = [
   { apiGroups: ['multicluster.crd.antrea.io'], resources: ['memberclusterannounces'], verbs: ['get', 'list', 'watch', 'update', 'delete'] },
@@ -450,15 +451,15 @@ describe('Helm chart: lint, schema and rendering', () => {
     assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`).sort(),
       [`Deployment/${RELEASE_NS}/${fullname}-leader`, 'Namespace//antrea-multicluster', `Role/antrea-multicluster/${MEMBER_ROLE_NAME}`,
         `Role/antrea-multicluster/${fullname}-leader`, `RoleBinding/antrea-multicluster/${fullname}-leader`, `ServiceAccount/${RELEASE_NS}/${fullname}`,
-        `ValidatingAdmissionPolicy//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicy//${LEADER_POLICY}`,
-        `ValidatingAdmissionPolicyBinding//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicyBinding//${LEADER_POLICY}`]);
+        `ValidatingAdmissionPolicy//${EVENT_POLICY}`, `ValidatingAdmissionPolicy//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicy//${LEADER_POLICY}`,
+        `ValidatingAdmissionPolicyBinding//${EVENT_POLICY}`, `ValidatingAdmissionPolicyBinding//${ANNOUNCE_POLICY}`, `ValidatingAdmissionPolicyBinding//${LEADER_POLICY}`]);
     const roles = docs.filter((d) => d.kind === 'Role') as V1Role[];
     assert.deepEqual(ruleShape(roles.find((r) => r.metadata?.name === MEMBER_ROLE_NAME)?.rules), ruleShape(ANTREA_MEMBER_ROLE_RULES));
     assert.deepEqual(roles.find((r) => r.metadata?.name === `${fullname}-leader`)?.rules, LEADER_CONTROLLER_RULES);
     const deployment = find(docs, 'Deployment') as V1Deployment;
     assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.args, ['leader', 'run']);
     assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.controller.enabled': false })),
-      ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding']);
+      ['Role', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBinding']);
     assert.deepEqual(kinds(await render({ mode: 'leader', 'leader.createNamespace': false, 'leader.memberRole.create': false, 'leader.admissionPolicy.create': false, 'leader.controller.enabled': false })), []);
     // Installed into the leader namespace itself, the leader controller is exempt from both policies.
     const inLeaderNs = await render({ mode: 'leader', 'leader.namespace': RELEASE_NS, 'leader.createNamespace': false });

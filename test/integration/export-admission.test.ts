@@ -291,6 +291,40 @@ describe('leader ResourceExport admission policy (chart, mode=leader)', () => {
     await assertDenied(create(east, clusterInfoExport(WEST), true), /spec\.clusterID "west" is not the cluster ID/);
   });
 
+  it('denies exports beyond the size bounds (leader.admissionPolicy.limits), naming the bound; admits them at the bound', async () => {
+    // Dry runs: the policy answers, nothing is stored.
+    const info = (podCIDRs: number, gateways: number) => {
+      const body = clusterInfoExport(EAST);
+      body.metadata.name = 'east-clusterinfo';
+      body.spec['clusterInfo'] = { clusterID: EAST, podCIDRs: Array.from({ length: podCIDRs }, (_, i) => `100.64.${String(Math.floor(i / 256))}.${String(i % 256)}/32`),
+        gatewayInfos: Array.from({ length: gateways }, (_, i) => ({ gatewayIP: `172.18.0.${String(i + 2)}` })) };
+      return body;
+    };
+    const replaceDry = async (body: ResourceExportBody) => {
+      const current = await read(body.metadata.name);
+      return (east.replaceNamespacedCustomObject({ ...reRef, name: body.metadata.name, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata.resourceVersion } }, dryRun: 'All' })) as Promise<unknown>;
+    };
+    await replaceDry(info(256, 64));
+    await assertDenied(replaceDry(info(60_000, 1)), /spec\.clusterInfo\.podCIDRs has 60000 entries; at most 256 are admitted \(leader\.admissionPolicy\.limits\.podCIDRsPerClusterInfo\)/);
+    await assertDenied(replaceDry(info(1, 65)), /spec\.clusterInfo\.gatewayInfos has 65 entries; at most 64 are admitted/);
+    const service = (ports: number) => {
+      const body = serviceExport(EAST, 'Service', 'default', 'wide');
+      body.spec['service'] = { serviceSpec: { ports: Array.from({ length: ports }, (_, p) => ({ name: `p${String(p)}`, port: 1024 + p, protocol: 'TCP' })) } };
+      return body;
+    };
+    await create(east, service(1000), true);
+    await assertDenied(create(east, service(30_000), true), /spec\.service\.serviceSpec\.ports has 30000 ports; at most 1000 are admitted \(leader\.admissionPolicy\.limits\.portsPerService\)/);
+    const endpoints = (ready: number, notReady: number) => {
+      const body = serviceExport(EAST, 'Endpoints', 'default', 'wide');
+      const ips = (n: number, base: number) => Array.from({ length: n }, (_, i) => ({ ip: `10.${String(base)}.${String(Math.floor(i / 256))}.${String(i % 256)}` }));
+      // Two subsets: the bound counts every subset's ready and not-ready addresses together.
+      body.spec['endpoints'] = { subsets: [{ addresses: ips(ready, 1), ports: [{ port: 80 }] }, { notReadyAddresses: ips(notReady, 2), ports: [{ port: 81 }] }] };
+      return body;
+    };
+    await create(east, endpoints(2500, 2500), true);
+    await assertDenied(create(east, endpoints(2500, 2501), true), /spec\.endpoints\.subsets carry 5001 addresses; at most 5000 are admitted \(leader\.admissionPolicy\.limits\.addressesPerEndpoints\)/);
+  });
+
   it('denies updating, deleting or writing the status of another cluster\'s export', async () => {
     const theirs = await read(`${WEST}-default-nginx-service`);
     (theirs.metadata.labels ?? {})['extra'] = 'x';

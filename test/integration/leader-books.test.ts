@@ -45,6 +45,9 @@ const LEADER_SA = 'csa-leader-clusterset-agent';
 const MEMBER_TIMEOUT_MS = 4_000;
 const SWEEP_MS = 3_000;
 const converge = { timeoutMs: 20_000, intervalMs: 100 };
+/** Small enough for a test to cross; east and west stay well below. */
+const MAX_EXPORTS = 20;
+const MAX_IMPORT_BYTES = 64 * 1024;
 const ref = (d: { group: string; version: string; plural: string }) => ({ group: d.group, version: d.version, plural: d.plural, namespace: LEADER_NS });
 
 /** Holds the import informer's watch events back while `held` (its cache stays behind), then delivers them in order. */
@@ -74,6 +77,29 @@ function serviceExport(clusterID: string, name: string, namespace = 'default'): 
       finalizers: [RESOURCE_EXPORT_FINALIZER],
     },
     spec: { clusterID, name, namespace, kind: 'Service', service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } },
+  };
+}
+
+function endpointsExport(clusterID: string, name: string, addresses: number, base: number): ResourceExport {
+  return {
+    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
+    metadata: {
+      name: `${clusterID}-default-${name}-endpoints`,
+      labels: { [RE_LABEL_SOURCE_NAME]: name, [RE_LABEL_SOURCE_NAMESPACE]: 'default', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Endpoints' },
+      finalizers: [RESOURCE_EXPORT_FINALIZER],
+    },
+    spec: { clusterID, name, namespace: 'default', kind: 'Endpoints', endpoints: { subsets: [{
+      addresses: Array.from({ length: addresses }, (_, i) => ({ ip: `10.${String(base)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}` })),
+      ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+    }] } },
+  };
+}
+
+function labelIdentityExport(clusterID: string, n: number): ResourceExport {
+  return {
+    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
+    metadata: { name: `${clusterID}-${n.toString(16).padStart(16, '0')}`, labels: { [RE_LABEL_SOURCE_KIND]: 'LabelIdentity', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID } },
+    spec: { clusterID, kind: 'LabelIdentity', labelIdentity: { normalizedLabel: `ns:x=${String(n)}&pod:` } },
   };
 }
 
@@ -119,6 +145,7 @@ describe('leader books and member trust', () => {
     controller = new LeaderController({
       kubeConfig: tokenConfig(leader, leaderToken, LEADER_SA), namespace: LEADER_NS,
       memberTimeoutMs: MEMBER_TIMEOUT_MS, staleMemberMs, sweepIntervalMs: SWEEP_MS, gcParallelism: 4,
+      maxExportsPerMember: MAX_EXPORTS, maxImportBytes: MAX_IMPORT_BYTES,
       logger: leaderLog.logger, wrapImportWatch: (w) => held.wrap(w),
     });
     await controller.start();
@@ -275,6 +302,65 @@ describe('leader books and member trust', () => {
       await as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('east', 'api'), dryRun: 'All' });
       return true;
     }, converge);
+  });
+
+  it('a member\'s exports beyond leader.maxExportsPerMember get Failure TooManyExports, the newest ones, and feed nothing', async () => {
+    await join('flood');
+    const condition = async (name: string) => (await getRE(name))?.status?.conditions?.[0];
+    // LabelIdentity exports count (held, never aggregated), one at a time so creation order is the order of age.
+    for (let n = 0; n < MAX_EXPORTS; n++) await as('flood').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: labelIdentityExport('flood', n) });
+    // Created after them, or in the same second and after them by name ('d' > '0'): the newest.
+    await as('flood').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('flood', 'overflow') });
+    const refused = await waitFor('the export beyond the cap refused', async () => {
+      const c = await condition('flood-default-overflow-service');
+      return c?.type === 'Failure' ? c : undefined;
+    }, converge);
+    assert.equal(refused.reason, 'TooManyExports');
+    assert.match(refused.message ?? '', /cluster flood has 21 exports; the leader takes in its 20 oldest \(leader\.maxExportsPerMember\)/);
+    await controller?.idle();
+    assert.equal(await getRI('default-overflow-service'), undefined, 'beyond the cap: not imported');
+    assert.equal((await condition('flood-000000000000000f'))?.reason, undefined, 'the older ones are not refused');
+    // One older export withdrawn: the newest is within the cap again, and imported.
+    await as('flood').deleteNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name: 'flood-0000000000000000' });
+    await waitFor('imported once within the cap', () => getRI('default-overflow-service'), converge);
+    await waitFor('its verdict is Succeeded', async () => (await condition('flood-default-overflow-service'))?.type === 'Succeeded', converge);
+  });
+
+  it('an Endpoints import over leader.maxImportBytes leaves the newest contributor out with ImportTooLarge; the older ones stay imported', async () => {
+    await as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('east', 'big') });
+    await as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: endpointsExport('east', 'big', 100, 1) });
+    await waitFor('east\'s endpoints imported', async () => (await getRI('default-big-endpoints'))?.spec?.endpoints?.subsets?.length === 1, converge);
+    await as('west').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('west', 'big') });
+    // 5,000 addresses: admitted (the chart's bound), but over the leader's 64 KiB import budget with east's.
+    await as('west').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: endpointsExport('west', 'big', 5000, 2) });
+    const refused = await waitFor('west\'s endpoints refused', async () => {
+      const c = (await getRE('west-default-big-endpoints'))?.status?.conditions?.[0];
+      return c?.type === 'Failure' ? c : undefined;
+    }, converge);
+    assert.equal(refused.reason, 'ImportTooLarge');
+    assert.match(refused.message ?? '', /over the leader's budget of 65536 bytes \(leader\.maxImportBytes\): this export, the newest contributor, is not imported; the 1 older ones are/);
+    await controller?.idle();
+    const ri = await getRI('default-big-endpoints');
+    assert.equal(ri?.spec?.endpoints?.subsets?.[0]?.addresses?.length, 100, 'east\'s endpoints still imported');
+    assert.equal(ri?.spec?.endpoints?.subsets?.length, 1);
+    assert.equal((await getRE('east-default-big-endpoints'))?.status?.conditions?.[0]?.type, 'Succeeded');
+  });
+
+  it('a member may report DuplicateClusterID only about its own cluster ID\'s announce (chart policy)', async () => {
+    const core = (id: string) => tokenConfig(leader, tokens[id] ?? '', `member-${id}`).makeApiClient(CoreV1Api);
+    const report = (about: string) => ({
+      metadata: { generateName: 'dup-', annotations: { 'multicluster.clusterset-agent.io/cluster-uid': 'forged-uid' } },
+      involvedObject: { apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind, name: `member-announce-from-${about}`, namespace: LEADER_NS },
+      reason: 'DuplicateClusterID', type: 'Warning', message: 'forged', source: { component: 'x' },
+      firstTimestamp: new Date(), lastTimestamp: new Date(), count: 1,
+    });
+    await assert.rejects(core('west').createNamespacedEvent({ namespace: LEADER_NS, body: report('east') }), (err: unknown) => {
+      assert.equal(httpStatus(err), 403);
+      assert.match(apiStatus(err)?.message ?? '', /ServiceAccount member-west \(cluster ID "west"\) may only report DuplicateClusterID about member-announce-from-west, not member-announce-from-east/);
+      return true;
+    });
+    // About its own cluster ID's announce: admitted (what a real duplicate reports).
+    await core('west').createNamespacedEvent({ namespace: LEADER_NS, body: report('west') });
   });
 
   it('a ClusterInfo overlapping another member\'s CIDR is refused on its status; the first holder keeps it', async () => {

@@ -111,13 +111,13 @@ describe('loadConfig() defaults', () => {
     });
     assert.ok(!('serviceCIDR' in cfg.exports), 'absent serviceCIDR must be absent, not undefined');
     // One default leader namespace everywhere: join's, leave's and create-member-token's (issue 33, item 6).
-    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 30, staleMemberSeconds: 86400, sweepIntervalSeconds: 300 });
+    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 30, staleMemberSeconds: 86400, sweepIntervalSeconds: 300, maxExportsPerMember: 10_000, maxImportBytes: 1_048_576, maxDuplicateEvents: 1000 });
     assert.equal(load({ env: { CSA_NAMESPACE: 'elsewhere' } }).leader.namespace, 'antrea-multicluster');
   });
 
   it('reads the leader section and rejects a stale period shorter than the member timeout', () => {
     const cfg = load({ file: 'leader:\n  namespace: antrea-multicluster\n  memberTimeoutSeconds: 20\n', env: { CSA_LEADER_STALE_MEMBER_SECONDS: '60' } });
-    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 20, staleMemberSeconds: 60, sweepIntervalSeconds: 300 });
+    assert.deepEqual(cfg.leader, { namespace: 'antrea-multicluster', memberTimeoutSeconds: 20, staleMemberSeconds: 60, sweepIntervalSeconds: 300, maxExportsPerMember: 10_000, maxImportBytes: 1_048_576, maxDuplicateEvents: 1000 });
     assertOneProblem({ env: { CSA_LEADER_MEMBER_TIMEOUT: '120', CSA_LEADER_STALE_MEMBER_SECONDS: '60' } }, /^leader\.staleMemberSeconds=60 \(from env CSA_LEADER_STALE_MEMBER_SECONDS\): must be at least leader\.memberTimeoutSeconds/);
     assertOneProblem({ file: 'leader:\n  namespace: Not_A_Label\n' }, /^leader\.namespace="Not_A_Label" .*DNS-1123 label/);
   });
@@ -656,6 +656,9 @@ describe('documented environment variables and flags', () => {
     ['CSA_LEADER_ELECT_LEASE_DURATION', '30', (c) => c.leaderElection.leaseDurationSeconds, 30],
     ['CSA_LEADER_ELECT_RENEW_DEADLINE', '12', (c) => c.leaderElection.renewDeadlineSeconds, 12],
     ['CSA_LEADER_ELECT_RETRY_PERIOD', '3', (c) => c.leaderElection.retryPeriodSeconds, 3],
+    ['CSA_LEADER_MAX_EXPORTS_PER_MEMBER', '50', (c) => c.leader.maxExportsPerMember, 50],
+    ['CSA_LEADER_MAX_IMPORT_BYTES', '65536', (c) => c.leader.maxImportBytes, 65_536],
+    ['CSA_LEADER_MAX_DUPLICATE_EVENTS', '10', (c) => c.leader.maxDuplicateEvents, 10],
     ['CSA_IMPORT_ALLOWED_NAMESPACES', 'team-a', (c) => c.imports.allowedNamespaces, ['team-a']],
     ['CSA_IMPORT_DENIED_NAMESPACES', 'team-b', (c) => c.imports.deniedNamespaces, ['team-b']],
     ['CSA_IMPORT_ALLOWED_KINDS', 'Endpoints', (c) => c.imports.allowedKinds, ['Endpoints']],

@@ -7,7 +7,9 @@ import { lastSignOfLife } from '../../src/common/api/announce-times.js';
 import { decideAnnounce } from '../../src/leader/decisions/announce-plan.js';
 import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/decisions/beats.js';
 import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/decisions/books.js';
-import { cidrsOverlap, clusterInfoVerdicts, parseCidr } from '../../src/leader/decisions/clusterinfo-check.js';
+import { ClusterInfoJudge, clusterInfoVerdicts } from '../../src/leader/decisions/clusterinfo-check.js';
+import { cidrsOverlap, parseCidr } from '../../src/common/net/cidr.js';
+import { cidrProblem as importCidrProblem } from '../../src/importer/policy.js';
 import { ExportIndex } from '../../src/leader/decisions/export-index.js';
 import { countVerdicts, planImport } from '../../src/leader/decisions/aggregate.js';
 import { memberLiveness } from '../../src/leader/decisions/liveness.js';
@@ -218,7 +220,71 @@ describe('leader ClusterInfo checks', () => {
   it('parses IPv4 and IPv6 CIDRs and refuses anything else', () => {
     assert.ok(parseCidr('10.96.0.0/12'));
     assert.ok(parseCidr('fd00:10::/64'));
-    for (const bad of ['10.96.0.0', '10.96.0.0/33', '300.1.1.1/8', 'fd00::/129', 'x/8', '10.0.0.0/-1', '::ffff:1.2.3.4/96']) assert.equal(parseCidr(bad), undefined, bad);
+    for (const bad of ['10.96.0.0', '10.96.0.0/33', '300.1.1.1/8', 'fd00::/129', 'x/8', '10.0.0.0/-1', 'fe80::1%eth0/64', '10.0.0.0/08']) assert.equal(parseCidr(bad), undefined, bad);
+  });
+
+  it('leader and member read CIDRs alike: what the member imports, the leader judges, and back', () => {
+    const samples = ['10.96.0.0/12', '::ffff:10.1.0.0/112', '64:ff9b::10.0.0.0/120', 'FD00::/64', '10.0.0.0/08', '1.2.3.4/33', 'fe80::1%eth0/64', '10.1.2.3/16', ' 10.0.0.0/8', '0.0.0.0/0'];
+    for (const text of samples) {
+      const member = importCidrProblem(text) !== 'is not a valid CIDR';
+      const leader = clusterInfoVerdicts([clusterInfo('east', 0, { podCIDRs: [text] })], [clusterInfo('east', 0, { podCIDRs: [text] })]).get('east-clusterinfo')?.ok === true;
+      assert.equal(leader, member, `${JSON.stringify(text)}: leader ${leader ? 'accepts' : 'refuses'}, member ${member ? 'accepts' : 'refuses'}`);
+    }
+    // A dual-stack cluster's serviceCIDR, as the member imports it (v4,v6): accepted, and each half judged for overlap.
+    const dual = clusterInfo('east', 0, { serviceCIDR: '10.96.0.0/12,fd00:10:96::/108' });
+    const other = clusterInfo('west', 1, { serviceCIDR: '10.200.0.0/16,fd00:10:96::/112' });
+    const verdicts = clusterInfoVerdicts([dual, other], [dual, other]);
+    assert.deepEqual(verdicts.get('east-clusterinfo'), { ok: true });
+    assert.match(JSON.stringify(verdicts.get('west-clusterinfo')), /fd00:10:96::\/112 overlaps fd00:10:96::\/108 of cluster east/);
+  });
+
+  it('the sweep finds exactly the overlaps comparing every pair finds', () => {
+    let seed = 7;
+    const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    for (let round = 0; round < 30; round++) {
+      const exports = Array.from({ length: 6 }, (_, m) => clusterInfo(`m${String(m)}`, m * 1000, {
+        podCIDRs: Array.from({ length: 1 + random(4) }, () => {
+          const prefix = 8 + random(17);
+          const value = (random(4) << 24) | (random(4) << 20) | (random(2) << 16);
+          return `${[24, 16, 8, 0].map((shift) => String((value >>> shift) & 255)).join('.')}/${String(prefix)}`;
+        }),
+        gatewayIP: `172.18.0.${String(random(8))}`,
+      }));
+      // Brute force: the first holder keeps; a claim is refused when it clashes with a kept claim of another cluster.
+      const kept: ResourceExport[] = [];
+      for (const re of exports) {
+        const mine = (re.spec?.clusterInfo?.podCIDRs ?? []).map((t) => parseCidr(t) ?? assert.fail(t));
+        const clash = kept.some((k) => (k.spec?.clusterInfo?.podCIDRs ?? []).some((t) => mine.some((c) => cidrsOverlap(c, parseCidr(t) ?? assert.fail(t))))
+          || k.spec?.clusterInfo?.gatewayInfos?.[0]?.gatewayIP === re.spec?.clusterInfo?.gatewayInfos?.[0]?.gatewayIP);
+        if (!clash) kept.push(re);
+      }
+      const verdicts = clusterInfoVerdicts(exports, exports);
+      for (const re of exports) assert.equal(verdicts.get(re.metadata?.name ?? '')?.ok, kept.includes(re), `round ${String(round)}: ${JSON.stringify(exports.map((e) => e.spec?.clusterInfo))}`);
+    }
+  });
+
+  it('judged once per state of the ClusterInfo exports, each claim parsed once per resourceVersion', () => {
+    const members = Array.from({ length: 50 }, (_, m) => ({ ...clusterInfo(`m${String(m)}`, m, { podCIDRs: [`10.${String(m)}.0.0/16`] }) }));
+    for (const re of members) re.metadata = { ...re.metadata, resourceVersion: '1' };
+    const judge = new ClusterInfoJudge();
+    // A change re-judges every member's import key: 50 reconciles, one judgement.
+    for (const re of members) assert.deepEqual(judge.verdicts([re], members).get(re.metadata?.name ?? ''), { ok: true });
+    assert.equal(judge.judged, 1);
+    const changed = { ...members[0], metadata: { ...members[0]?.metadata, resourceVersion: '2' }, spec: { ...members[0]?.spec, clusterInfo: { podCIDRs: ['10.1.0.0/24'] } } };
+    const now = [changed, ...members.slice(1)];
+    for (const re of now) judge.verdicts([re], now);
+    assert.equal(judge.judged, 2);
+    // m0 is the older: it keeps 10.1.0.0/24, and m1 loses its /16.
+    assert.match(JSON.stringify(judge.verdicts([now[1] ?? assert.fail()], now).get('m1-clusterinfo')), /10\.1\.0\.0\/16 overlaps 10\.1\.0\.0\/24 of cluster m0/);
+    assert.equal(judge.judged, 2);
+  });
+
+  it('a claim with thousands of malformed entries gets a bounded message', () => {
+    const bad = clusterInfo('east', 0, { podCIDRs: Array.from({ length: 10_000 }, (_, i) => `bad-${String(i)}`) });
+    const verdict = clusterInfoVerdicts([bad], [bad]).get('east-clusterinfo');
+    assert.equal(verdict?.ok, false);
+    assert.ok(!(verdict?.ok) && verdict.message.length < 1000, `message of ${String(!(verdict?.ok) ? verdict.message.length : 0)} characters`);
+    assert.match(!(verdict?.ok) ? verdict.message : '', /and 9995 more/);
   });
 
   it('overlap: containment either way, per family', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
-import { DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage } from '../../src/leader/decisions/duplicates.js';
+import { compactDuplicateEvent, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage } from '../../src/leader/decisions/duplicates.js';
 import { leaderClusterSetStatus } from '../../src/leader/decisions/liveness.js';
 
 const T0 = Date.parse('2026-12-03T10:00:00Z');
@@ -25,6 +25,24 @@ function event(clusterID: string, reporter: string, holder: string, atMs: number
 }
 
 describe('duplicateReports', () => {
+  it('believes a report only while the leader sees what it says: a report naming another holder than the announce\'s is ignored', () => {
+    // A member forging a report on east's announce names a holder east's announce does not carry.
+    assert.deepEqual(duplicateReports([event('east', 'uid-forger', 'uid-made-up', T0)], [announce('east', 'uid-b')], T0 + 1000), []);
+    assert.equal(duplicateReports([event('east', 'uid-a', 'uid-b', T0)], [announce('east', 'uid-b')], T0 + 1000).length, 1);
+  });
+
+  it('reads only the newest maxEvents reports, and caches only the fields it reads', () => {
+    // 5,000 stale-holder reports about west, then one live duplicate of east: only the newest 10 are read.
+    const flood = Array.from({ length: 5000 }, (_, i) => event('west', `uid-${String(i)}`, 'uid-w', T0 + i));
+    const real = event('east', 'uid-a', 'uid-b', T0 + 10_000);
+    const reports = duplicateReports([...flood, real], [announce('east', 'uid-b'), announce('west', 'uid-w')], T0 + 20_000, DUPLICATE_CLEAR_MS, 10);
+    assert.deepEqual(reports.map((r) => [r.clusterID, r.claimants.length]), [['east', 1], ['west', 9]]);
+    const big = event('east', 'x'.repeat(100_000), 'uid-b', T0, { message: 'y'.repeat(100_000), metadata: { name: 'e', annotations: { [UID]: 'x'.repeat(100_000), [HOLDER]: 'uid-b', other: 'z'.repeat(100_000) }, managedFields: [{ manager: 'm'.repeat(10_000) }] } });
+    const cached = compactDuplicateEvent(big);
+    assert.ok(JSON.stringify(cached).length < 1000, `cached ${String(JSON.stringify(cached).length)} characters`);
+    assert.deepEqual(duplicateReports([cached], [announce('east', 'uid-b')], T0 + 1000).map((r) => r.clusterID), ['east'], 'what is read survives the compaction');
+  });
+
   it('reports a cluster ID a member said is held by another identity, naming the holder from the announce', () => {
     const reports = duplicateReports([event('east', 'uid-a', 'uid-b', T0)], [announce('east', 'uid-b'), announce('west', 'uid-w')], T0 + 1000);
     assert.deepEqual(reports, [{ clusterID: 'east', holder: 'uid-b', claimants: ['uid-a'], expiresAt: T0 + DUPLICATE_CLEAR_MS }]);

@@ -321,6 +321,31 @@ describe('WorkQueue', () => {
     assert.equal(calls, 2);
   });
 
+  it('.start() - handlers that do no I/O leave the event loop a turn between keys', async () => {
+    // A backlog of CPU-only reconciles (cache reads, pure decisions) must not starve timers and
+    // sockets (health probes, Lease renewal): a timer armed now fires before the backlog is done.
+    const queue = new WorkQueue({ concurrency: 4, clock: new FakeClock() });
+    const keys = Array.from({ length: 100 }, (_, i) => `k${String(i)}`);
+    for (const key of keys) queue.add(key);
+    let handled = 0;
+    let handledWhenTimerFired: number | undefined;
+    setTimeout(() => { handledWhenTimerFired = handled; }, 0);
+    // A macrotask of the poll phase too: an I/O callback, as a /healthz request is.
+    let handledAtImmediate: number | undefined;
+    setImmediate(() => { handledAtImmediate = handled; });
+    queue.start(async () => {
+      // A millisecond of CPU each (re-parsing, comparing), then done without I/O.
+      const until = performance.now() + 1;
+      while (performance.now() < until) { /* working */ }
+      handled += 1;
+      await Promise.resolve();
+    });
+    await queue.onIdle();
+    assert.equal(handled, keys.length);
+    assert.ok(handledWhenTimerFired !== undefined && handledWhenTimerFired < keys.length, `the timer fired after ${String(handledWhenTimerFired)} of ${String(keys.length)} keys`);
+    assert.ok(handledAtImmediate !== undefined && handledAtImmediate < keys.length, `setImmediate ran after ${String(handledAtImmediate)} of ${String(keys.length)} keys`);
+  });
+
   it('rejects invalid options and a second start()', () => {
     assert.throws(() => new WorkQueue({ concurrency: 0 }), /concurrency/);
     assert.throws(() => new WorkQueue({ backoff: { baseMs: 10, maxMs: 1 } }), /maxMs/);

@@ -421,6 +421,28 @@ const leader = z.strictObject({
     notes: '`leader run` only: how often orphaned imports and exports are swept',
     notInChart: LEADER_ONLY,
   }),
+  // Far above any real member (a few exports per Service, one per LabelIdentity), far below what
+  // would make the leader's caches and sweeps the bottleneck.
+  maxExportsPerMember: field(z.int().min(1).default(10_000), {
+    env: 'CSA_LEADER_MAX_EXPORTS_PER_MEMBER',
+    description: "ResourceExports of one member the leader takes in, oldest first; the newer ones get a Failure verdict TooManyExports and feed no import.",
+    notes: '`leader run` only: what one member can make the leader hold',
+    notInChart: LEADER_ONLY,
+  }),
+  // 1 MiB: below etcd's ~1.5 MiB request limit with room for the import's metadata.
+  maxImportBytes: field(z.int().min(1024).default(1_048_576), {
+    env: 'CSA_LEADER_MAX_IMPORT_BYTES',
+    description: "Largest ResourceImport spec (JSON bytes) the leader writes; over it, the newest contributing exports get a Failure verdict ImportTooLarge and are left out.",
+    notes: '`leader run` only: keeps one member from freezing a shared import',
+    notInChart: LEADER_ONLY,
+  }),
+  // Members repeat a DuplicateClusterID Event every 5 minutes: a few per duplicate are live.
+  maxDuplicateEvents: field(z.int().min(1).default(1000), {
+    env: 'CSA_LEADER_MAX_DUPLICATE_EVENTS',
+    description: 'DuplicateClusterID Events (member-written) the leader keeps and reads, the newest; older ones beyond it are ignored.',
+    notes: '`leader run` only: bounds what members can make the leader cache',
+    notInChart: LEADER_ONLY,
+  }),
 });
 
 /**

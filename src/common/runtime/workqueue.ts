@@ -8,6 +8,10 @@
  *   processed once more after the running handler finishes.
  * - A handler that throws is retried with per-key exponential backoff; success resets it.
  *   A handler may ask to run again later by returning `{ requeueAfterMs }`.
+ * - Workers that have taken keys back to back for {@link YIELD_AFTER_MS} give the event loop a
+ *   turn before the next one: handlers that do no I/O (a cache read and a pure decision)
+ *   would otherwise run in microtasks one after another, starving health probes, Lease
+ *   renewal and watch events for as long as the backlog lasts.
  */
 import { Backoff, type BackoffSettings } from './backoff.js';
 
@@ -74,6 +78,13 @@ export interface WorkQueueOptions {
   readonly onError?: (key: string, error: unknown, retry: RetryInfo) => void;
 }
 
+/**
+ * How long workers may take keys back to back (handlers that finish in microtasks) before the
+ * queue lets the event loop run: short next to a health probe's timeout or a Lease renewal,
+ * long enough that a burst of cheap keys is not slowed by a turn of the loop for each.
+ */
+const YIELD_AFTER_MS = 10;
+
 // Node clamps larger delays to 1 ms (with a warning), which would turn "much later" into "now".
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -93,6 +104,10 @@ export class WorkQueue {
   readonly #delayed = new Map<string, { readyAt: number; handle: TimerHandle }>();
   readonly #failures = new Map<string, Backoff>();
   readonly #abort = new AbortController();
+  /** Workers that finished a key and wait for the next turn of the event loop to take another. */
+  #resting = 0;
+  /** When the queue last gave the event loop a turn (or started work from idle). */
+  #sliceStartedAt = 0;
   #idleWaiters: (() => void)[] = [];
   #handler: WorkHandler | undefined;
   #stopped = false;
@@ -273,17 +288,18 @@ export class WorkQueue {
   }
 
   #isIdle(): boolean {
-    return this.#processing.size === 0 && this.#queue.length === 0;
+    return this.#processing.size === 0 && this.#resting === 0 && this.#queue.length === 0;
   }
 
   #dispatch(): void {
     const handler = this.#handler;
     if (handler !== undefined && !this.#stopped) {
-      while (this.#processing.size < this.#concurrency) {
+      while (this.#processing.size + this.#resting < this.#concurrency) {
         const key = this.#queue.shift();
         if (key === undefined) {
           break;
         }
+        if (this.#processing.size === 0 && this.#resting === 0) this.#sliceStartedAt = performance.now();
         this.#dirty.delete(key);
         this.#processing.add(key);
         void this.#process(handler, key);
@@ -317,7 +333,19 @@ export class WorkQueue {
         if (this.#next.delete(key)) this.#queue.unshift(key);
         else this.#queue.push(key);
       }
-      this.#dispatch();
+      if (performance.now() - this.#sliceStartedAt < YIELD_AFTER_MS) {
+        this.#dispatch();
+      } else {
+        // Timers and sockets get their turn before this worker takes the next key, however
+        // long the backlog. The worker's slot stays taken until then, so concurrency and
+        // onIdle hold.
+        this.#resting += 1;
+        setImmediate(() => {
+          this.#resting -= 1;
+          this.#sliceStartedAt = performance.now();
+          this.#dispatch();
+        });
+      }
     }
   }
 

@@ -137,14 +137,15 @@ function portKey(ports: readonly ServiceImportPort[]): string {
  */
 export function mergePorts(oldestFirst: readonly ResourceExport[]): ServiceImportPort[] {
   const merged: ServiceImportPort[] = [];
-  // Sets, not a scan of `merged` per port: a peer may send tens of thousands of ports.
+  // Keyed, not scanned: a member may export tens of thousands of ports.
   const names = new Set<string>();
   const numbers = new Set<string>();
   for (const re of oldestFirst) {
     for (const port of servicePorts(re)) {
+      const name = port.name ?? '';
       const number = `${String(port.port)}/${port.protocol ?? 'TCP'}`;
-      if (names.has(port.name ?? '') || numbers.has(number)) continue;
-      names.add(port.name ?? '');
+      if (names.has(name) || numbers.has(number)) continue;
+      names.add(name);
       numbers.add(number);
       merged.push(port);
     }
