@@ -22,23 +22,31 @@ import { Command } from 'commander';
 import { CONFIG_SETTINGS } from '../../src/common/config/config.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { FailureReason } from '../../src/conditions/reasons.js';
-import { joinCommand, leaveCommand, EXIT_REFUSED } from '../../src/cli/join-command.js';
+import { joinCommand, leaveCommand, EXIT_LEFT_INCOMPLETE, EXIT_REFUSED } from '../../src/cli/join-command.js';
 import { leaderCommand } from '../../src/cli/leader-command.js';
 import { statusCommand } from '../../src/cli/status-command.js';
 import { addConfigOptions } from '../../src/cli/config-flags.js';
 import { EXIT_USAGE } from '../../src/cli/command.js';
 import { EXIT_NEEDS_ATTENTION } from '../../src/cli/report/model.js';
+import { REASON_CONVERGE_FAILURE, REASON_IMPORT_NAME_CONFLICT } from '../../src/leader/decisions/aggregate.js';
+import { REASON_CIDR_CONFLICT, REASON_INVALID_CLUSTER_INFO } from '../../src/leader/decisions/clusterinfo-check.js';
+import { REASON_TOO_MANY_EXPORTS } from '../../src/leader/decisions/export-cap.js';
+import { REASON_IMPORT_TOO_LARGE } from '../../src/leader/decisions/import-budget.js';
+import { REASON_DUPLICATE_CLUSTER_ID, REASON_MEMBER_CLOCK_AHEAD, REASON_MEMBER_FLAPPING, REASON_TIMEOUT_TOO_SHORT } from '../../src/leader/status.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CHART = path.join(ROOT, 'charts', 'clusterset-agent');
 
 /** Flags of other tools the docs name in backticks (helm, node, the build and bench scripts). */
 const OTHER_TOOLS_FLAGS = new Set(['--set', '--optimize-for-size', '--enable-source-maps', '--cap-drop', '--ginkgo.label-filter', '--json', '--rebuild-base',
-  '--rounds', '--repeat', '--n', '--mode', '--once', '--containers-conf']);
+  '--rounds', '--repeat', '--n', '--mode', '--once', '--containers-conf', '--changes']);
 /** Words of the wire format and MCS API that look like alert names. */
 const NOT_ALERTS = new Set(['ClusterSetIP', 'ClusterSetID', 'ClusterSetIPs']);
-/** Exit codes: 0 done, 1 failed, EXIT_USAGE, EXIT_NEEDS_ATTENTION, EXIT_REFUSED. */
-const EXIT_CODES = new Set([0, 1, EXIT_USAGE, EXIT_NEEDS_ATTENTION, EXIT_REFUSED]);
+/** Exit codes: 0 done, 1 failed, EXIT_USAGE, EXIT_NEEDS_ATTENTION, EXIT_REFUSED, EXIT_LEFT_INCOMPLETE. */
+const EXIT_CODES = new Set([0, 1, EXIT_USAGE, EXIT_NEEDS_ATTENTION, EXIT_REFUSED, EXIT_LEFT_INCOMPLETE]);
+/** The reasons `leader run` writes on exports' Failure conditions and its Events, which troubleshooting.md lists too. */
+const LEADER_REASONS = [REASON_CONVERGE_FAILURE, REASON_IMPORT_NAME_CONFLICT, REASON_CIDR_CONFLICT, REASON_INVALID_CLUSTER_INFO, REASON_TOO_MANY_EXPORTS,
+  REASON_IMPORT_TOO_LARGE, REASON_DUPLICATE_CLUSTER_ID, REASON_MEMBER_CLOCK_AHEAD, REASON_MEMBER_FLAPPING, REASON_TIMEOUT_TOO_SHORT];
 
 export interface DocFile { readonly file: string; readonly text: string }
 
@@ -102,7 +110,7 @@ async function knownNames(): Promise<Names> {
   const metrics = new Set([...text.matchAll(/^# HELP (\S+)/gm)].map((m) => m[1] ?? ''));
   const alerts = new Set(readdirSync(path.join(CHART, 'templates')).flatMap((f) =>
     [...readFileSync(path.join(CHART, 'templates', f), 'utf8').matchAll(/^\s*- alert: (\S+)/gm)].map((m) => m[1] ?? '')));
-  return { flags: cliFlags(), chartPaths, configPaths, metrics, alerts, reasons: new Set(Object.values(FailureReason)) };
+  return { flags: cliFlags(), chartPaths, configPaths, metrics, alerts, reasons: new Set<string>([...Object.values(FailureReason), ...LEADER_REASONS]) };
 }
 
 /** `clusterset-agent <command> ...` command lines: in code blocks (with `\` continuations) and in backticks. */
@@ -189,7 +197,7 @@ describe('the names the docs give exist (issue 33)', () => {
       ['Use `image.repo=x`.', /`image\.repo=x` is neither/],
       ['Watch `clusterset_agent_heartbeat_failure_total`.', /metric clusterset_agent_heartbeat_failure_total is not registered/],
       ['Alert `ClusterSetLeaderGone` fires.', /`ClusterSetLeaderGone` is no alert/],
-      ['It exits 5.', /exit code 5 is not one the commands use/],
+      ['It exits 7.', /exit code 7 is not one the commands use/],
     ];
     for (const [text, problem] of planted) {
       const found = problemsOf({ file: 'planted.md', text }, names);
