@@ -56,7 +56,7 @@ export interface EndpointSliceLike {
   metadata?: { namespace?: string; labels?: Readonly<Record<string, string>> };
   addressType?: string;
   /** null when the slice has none: the API server writes these two empty lists as null. */
-  endpoints?: readonly { addresses?: readonly string[]; conditions?: { ready?: boolean } }[] | null;
+  endpoints?: readonly { addresses?: readonly string[]; conditions?: { ready?: boolean }; hostname?: string | null }[] | null;
   ports?: readonly { name?: string; port?: number; protocol?: string; appProtocol?: string }[] | null;
 }
 
@@ -111,7 +111,8 @@ export function endpointSliceCacheEntry(slice: EndpointSliceLike & { metadata?: 
     ...present(slice, ['addressType', 'ports']),
     ...(slice.endpoints !== undefined && slice.endpoints !== null && {
       endpoints: slice.endpoints.map((endpoint) => ({
-        ...present(endpoint, ['addresses']),
+        // The hostname names the endpoint in DNS (<hostname>.<cluster>.<svc>.<ns>.svc.clusterset.local).
+        ...present(endpoint, ['addresses', 'hostname']),
         ...(endpoint.conditions?.ready !== undefined && { conditions: { ready: endpoint.conditions.ready } }),
       })),
     }),
@@ -226,10 +227,12 @@ function comparePorts(a: EndpointPort, b: EndpointPort): number {
  * Ready IPv4 Pod IPs of the Service's IPv4 EndpointSlices, one subset per distinct port set
  * (slices with the same ports merge), addresses sorted and deduplicated, subsets ordered by
  * their ports. An endpoint is ready unless `conditions.ready` is false (Kubernetes: "nil
- * should be interpreted as true").
+ * should be interpreted as true"). Each address keeps its endpoint's `hostname` (a headless
+ * Service's per-endpoint DNS name; KEP-1645 serves it as `<hostname>.<cluster>.<svc>`); an IP
+ * listed twice with two hostnames keeps the smaller, so the export does not depend on order.
  */
 function readySubsets(slices: readonly EndpointSliceLike[], namespace: string, name: string): EndpointSubset[] {
-  const byPorts = new Map<string, { ports: EndpointPort[]; ips: Set<string> }>();
+  const byPorts = new Map<string, { ports: EndpointPort[]; ips: Map<string, string | undefined> }>();
   for (const slice of slices) {
     if (slice.addressType !== 'IPv4') continue;
     const sliceNs = slice.metadata?.namespace;
@@ -239,18 +242,25 @@ function readySubsets(slices: readonly EndpointSliceLike[], namespace: string, n
     const key = JSON.stringify(ports);
     for (const endpoint of slice.endpoints ?? []) {
       if (endpoint.conditions?.ready === false) continue;
+      const hostname = typeof endpoint.hostname === 'string' && endpoint.hostname !== '' ? endpoint.hostname : undefined;
       for (const ip of endpoint.addresses ?? []) {
         if (!isIPv4(ip)) continue;
         let group = byPorts.get(key);
-        if (group === undefined) byPorts.set(key, (group = { ports, ips: new Set<string>() }));
-        group.ips.add(ip);
+        if (group === undefined) byPorts.set(key, (group = { ports, ips: new Map<string, string | undefined>() }));
+        const seen = group.ips.get(ip);
+        group.ips.set(ip, seen === undefined ? hostname : hostname === undefined || seen < hostname ? seen : hostname);
       }
     }
   }
   return [...byPorts.entries()]
     .sort(([a], [b]) => compareStrings(a, b))
     .map(([, group]) => {
-      const subset: EndpointSubset = { addresses: sortedUnique(group.ips).map((ip) => ({ ip })) };
+      const subset: EndpointSubset = {
+        addresses: sortedUnique(group.ips.keys()).map((ip) => {
+          const hostname = group.ips.get(ip);
+          return hostname === undefined ? { ip } : { ip, hostname };
+        }),
+      };
       if (group.ports.length > 0) subset.ports = group.ports;
       return subset;
     });

@@ -170,10 +170,8 @@ describe('clusterset.local answered by stock CoreDNS v1.15.0 from this project\'
     assert.deepEqual(await resolve4(fqdn('nosuch')), { error: 'ENOTFOUND' });
   });
 
-  it('Headless import: <hostname>.<clusterid>.<svc> for endpoints with a hostname', {
-    todo: 'the hostnames reach the imported EndpointSlices only with the importer/exporter hostname fix of issue 28\'s `hostname: null` finding (another change)',
-  }, async () => {
-    // Depends on that fix: the MCS EndpointSlices in west carry each endpoint's hostname.
+  it('Headless import: <hostname>.<clusterid>.<svc> for endpoints with a hostname', async () => {
+    // The exporter carries each ready endpoint's hostname; the MCS EndpointSlices in west keep it.
     assert.deepEqual(await waitFor('db-0.east.db', async () => {
       const a = await resolve4(`db-0.east.${fqdn('db')}`);
       return Array.isArray(a) ? a : undefined;

@@ -386,3 +386,29 @@ describe('sameExport / mergeForUpdate / exportConflict', () => {
     assert.match(exportConflict(desired, otherCluster) ?? '', /of cluster "east-a", not Endpoints default\/nginx of cluster "east"/);
   });
 });
+
+describe('hostnames: the per-endpoint names of a headless Service travel (issue 28: <hostname>.<cluster>.<svc>.clusterset.local)', () => {
+  const headless = (endpoints: { ip: string; hostname?: string; ready?: boolean }[]) => input({
+    service: service({ clusterIP: 'None', clusterIPs: ['None'] }),
+    endpointIPType: 'PodIP',
+    endpointSlices: [endpointSliceCacheEntry({
+      metadata: { name: 'db-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'nginx' } },
+      addressType: 'IPv4',
+      endpoints: endpoints.map((e) => ({ addresses: [e.ip], conditions: { ready: e.ready ?? true }, ...(e.hostname !== undefined && { hostname: e.hostname }) })),
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    })],
+  });
+  const addresses = (plan: ReturnType<typeof serviceExportPlan>) => plan.exports.find((re) => re.spec?.kind === 'Endpoints')?.spec?.endpoints?.subsets?.flatMap((s) => s.addresses ?? []);
+
+  it('each address keeps its endpoint hostname through the cache entry, sorted by IP; ready ones only', () => {
+    const plan = serviceExportPlan(headless([{ ip: '10.1.1.2', hostname: 'db-1' }, { ip: '10.1.1.1', hostname: 'db-0' }, { ip: '10.1.1.3' }, { ip: '10.1.1.9', hostname: 'db-9', ready: false }]));
+    assert.deepEqual(addresses(plan), [{ ip: '10.1.1.1', hostname: 'db-0' }, { ip: '10.1.1.2', hostname: 'db-1' }, { ip: '10.1.1.3' }]);
+  });
+
+  it('one IP in two slices with two hostnames: the same one whatever the order (the smaller)', () => {
+    const a = serviceExportPlan(headless([{ ip: '10.1.1.1', hostname: 'db-b' }, { ip: '10.1.1.1', hostname: 'db-a' }]));
+    const b = serviceExportPlan(headless([{ ip: '10.1.1.1', hostname: 'db-a' }, { ip: '10.1.1.1', hostname: 'db-b' }]));
+    assert.deepEqual(addresses(a), [{ ip: '10.1.1.1', hostname: 'db-a' }]);
+    assert.deepEqual(addresses(b), addresses(a));
+  });
+});
