@@ -2,7 +2,7 @@
 // token for one of them could write any member's announce and exports, so create-member-token
 // refuses them. Each policy says so in a structured annotation (EXEMPT_USERNAMES_ANNOTATION),
 // which the chart renders from the same list as the CEL condition that does the exempting
-// (templates/leader-admission.yaml, leader-announce-admission.yaml); reading the CEL text itself
+// (templates/leader-admission.yaml, leader-announce-admission.yaml, leader-event-admission.yaml); reading the CEL text itself
 // would tie this code to how the chart happens to spell its expressions. chart.test.ts checks
 // that every rendered policy's annotation names exactly the usernames its CEL exempts.
 import { AdmissionregistrationV1Api, type KubeConfig, type V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';

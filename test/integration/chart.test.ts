@@ -484,7 +484,7 @@ describe('Helm chart: lint, schema and rendering', () => {
       const what = JSON.stringify(values);
       const namespace = typeof values['leader.namespace'] === 'string' ? values['leader.namespace'] : leaderNs;
       const policies = (await render(values)).filter((d) => d.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy[];
-      assert.equal(policies.length, 2, what);
+      assert.equal(policies.length, 3, what);
       const fromCel = new Set<string>();
       for (const policy of policies) {
         const cel = (policy.spec?.matchConditions ?? []).map((c) => c.expression).join('\n');
