@@ -48,7 +48,8 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   let controller: LeaderController | undefined;
   const log = capturedLogger();
   const sides = () => ['--leader-kubeconfig', leader.kubeconfigPath, '--member-kubeconfig', member.kubeconfigPath];
-  const join = () => cli('join', [...sides(), '--cluster-id', 'east', '--clusterset', CS, '--leader-cluster-id', 'leader', '--wait', '60', '--configure-dns']);
+  // The leader is on loopback, which members here do reach: given explicitly (join refuses a loopback URL it only defaulted to).
+  const join = () => cli('join', [...sides(), '--cluster-id', 'east', '--clusterset', CS, '--leader-cluster-id', 'leader', '--leader-server', leader.server, '--wait', '60', '--configure-dns']);
   const configMap = () => member.adminConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: 'kube-system', name: 'coredns' });
   const setImage = async (image: string) => {
     await member.adminConfig().makeApiClient(AppsV1Api).patchNamespacedDeployment({ namespace: 'kube-system', name: 'coredns',
