@@ -23,7 +23,7 @@ import { RESOURCE_IMPORT, RESOURCE_IMPORT_KIND, type ResourceImport } from '../c
 import type { LeaderApi } from '../commonarea/leader-api.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';
-import { apiStatus, describeError, httpStatus, isNamespaceTerminating, isNotFound } from '../common/kube/errors.js';
+import { describeError, isNamespaceTerminating, refusedAsInvalid } from '../common/kube/errors.js';
 import { ExclusiveGate } from '../common/runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../common/runtime/workqueue.js';
 import type { ImportCounts, ImportsSynced } from '../conditions/status/compute.js';
@@ -39,7 +39,8 @@ import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unava
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import type { TakenNames } from './taken-names.js';
-import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
+import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
+import { purgeOwned } from './purge.js';
 
 export type { ImportOutcome } from './applier.js';
 export { IMPORT_TARGET_KINDS, importTargetKinds } from './targets.js';
@@ -71,53 +72,11 @@ export interface ImporterOptions {
 
 const GC_KEY = '\u0000gc';
 
-/**
- * What kube-apiserver refused as invalid (422 Invalid, 400 BadRequest): the same object is
- * refused again, so retrying cannot help; undefined for every other error.
- */
-function refusedObject(err: unknown): { object: string; reason: string } | undefined {
-  const status = httpStatus(err);
-  if (status !== 422 && status !== 400) return undefined;
-  const details = apiStatus(err)?.details;
-  return {
-    object: details?.name !== undefined ? `${details.kind ?? 'object'} ${details.name}` : 'an object',
-    reason: apiStatus(err)?.message ?? `HTTP ${String(status)}`,
-  };
-}
 const MISSING_KIND_RECHECK_MS = 60_000;
 /** Delay before refusals for the cap are retried after slots were freed (coalesces many releases). */
 const CAPACITY_RETRY_MS = 500;
 /** Delay before a failed purge of a lost leader's imports is tried again. */
 const PURGE_RETRY_MS = 10_000;
-
-/**
- * Deletes every object this agent owns for the ClusterSet (leave, or a leader lost for too
- * long). `proceed` is asked before each delete; returning false stops early.
- */
-export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger, policy: ImportPolicyConfig,
-  proceed: () => boolean = () => true): Promise<number> {
-  let deleted = 0;
-  const found = await listOwned(store, owner, policy);
-  const ownedEndpoints = new Set(found.filter(({ ref }) => ref.group === '' && ref.plural === 'endpoints').map(({ ref }) => keyOf(ref)));
-  for (const { ref } of found) {
-    if (!proceed()) break;
-    const hazard = await endpointsHazard(store, owner, ref, ownedEndpoints);
-    if (hazard) {
-      logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', {
-        service: `${ref.namespace ?? ''}/${ref.name}`, endpoints: `${hazard.ref.namespace ?? ''}/${hazard.ref.name}`, why: hazard.why,
-      });
-      continue;
-    }
-    try {
-      await store.delete(ref);
-      deleted += 1;
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
-  if (deleted > 0) logger.info('removed imported objects', { count: deleted });
-  return deleted;
-}
 
 export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
@@ -585,7 +544,7 @@ export class Importer implements LeaderLink {
       // (its Service and ServiceImport stay, with the ImportConflict Event naming the object).
       if (result === 'conflict' && kind === RESOURCE_IMPORT_KIND.Endpoints) await this.applier.removeAll(this.owned.ofRI(riName), guard);
     } catch (err) {
-      const refused = refusedObject(err);
+      const refused = refusedAsInvalid(err);
       if (refused !== undefined) {
         this.refusedAt.set(riName, resourceVersion);
         this.unadmit(riName, group.key);

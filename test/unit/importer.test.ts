@@ -9,7 +9,8 @@ import type { ResourceImport, ResourceImportList } from '../../src/common/api/an
 import type { LeaderApi } from '../../src/commonarea/leader-api.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
-import { Importer, importTargetKinds, purgeOwned, type ImporterLogger } from '../../src/importer/importer.js';
+import { Importer, importTargetKinds, type ImporterLogger } from '../../src/importer/importer.js';
+import { purgeOwned } from '../../src/importer/purge.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
 import { ApiError } from '../../src/common/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';

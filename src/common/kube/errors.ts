@@ -304,3 +304,17 @@ export function describeError(err: unknown): string {
   const line = redact(parts.join(': ').replace(/\s+/g, ' ').trim());
   return line.length > MAX_DESCRIPTION ? `${line.slice(0, MAX_DESCRIPTION - 1)}…` : line;
 }
+
+/**
+ * What kube-apiserver refused as invalid (422 Invalid, 400 BadRequest): the same object is
+ * refused again, so retrying cannot help; undefined for every other error.
+ */
+export function refusedAsInvalid(err: unknown): { object: string; reason: string } | undefined {
+  const status = httpStatus(err);
+  if (status !== 422 && status !== 400) return undefined;
+  const details = apiStatus(err)?.details;
+  return {
+    object: details?.name !== undefined ? `${details.kind ?? 'object'} ${details.name}` : 'an object',
+    reason: apiStatus(err)?.message ?? `HTTP ${String(status)}`,
+  };
+}
