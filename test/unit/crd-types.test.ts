@@ -357,6 +357,7 @@ const clusterStatus: DeepRequired<antrea.ClusterSetStatus> = {
     },
   ],
   imports: { total: 4, rejected: 1, conflicts: 1 },
+  leaders: '1/2',
 };
 
 const clusterSetFixture: Fixture<antrea.ClusterSet> = {
@@ -612,6 +613,7 @@ const CASES: KindCase[] = [
     columns: [
       ...ANTREA_CLUSTERSET_COLUMNS,
       ['Leader', 'string', '.spec.leaders[0].clusterID'],
+      ['Leaders', 'string', '.status.leaders'],
       ['Ready', 'string', '.status.conditions[?(@.type=="Ready")].status'],
       ['Reason', 'string', '.status.conditions[?(@.type=="Ready")].reason'],
       ['Last Heartbeat', 'date', '.status.clusterStatuses[0].lastHeartbeatTime'],
