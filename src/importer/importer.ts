@@ -18,6 +18,10 @@
 // - Rebuilding the index and purging run exclusively: reconciles wait at a gate, and the
 //   exclusive work waits for reconciles in flight, so neither sees the other half-done
 //   (runtime/gate.ts).
+// - With several leaders (import-board.ts), one importer per leader: an import held by
+//   several is applied by its source only (import-sources.ts), the others hand over what
+//   they imported for it without deleting it, and nothing another connected leader holds is
+//   removed when this leader withdraws it, disconnects past the retention, or leaves.
 import type { ImportPolicyConfig } from '../common/config/config.js';
 import { RESOURCE_IMPORT, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
@@ -33,12 +37,13 @@ import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../
 import { ImportCapacity } from './capacity.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
 import type { LocalStore, ObjectRef } from './local-store.js';
-import { OwnedIndex } from './owned-index.js';
+import { OwnedIndex, type Owned } from './owned-index.js';
 import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import type { TakenNames } from './taken-names.js';
+import type { ImportSources } from './import-board.js';
 import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
 
 export type { ImportOutcome } from './applier.js';
@@ -67,6 +72,8 @@ export interface ImporterOptions {
   readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (rule: string) => void;
   readonly concurrency?: number;
+  /** The ClusterSet's other leaders' importers, when it lists several (import-board.ts). */
+  readonly sources?: ImportSources;
 }
 
 const GC_KEY = '\u0000gc';
@@ -95,12 +102,14 @@ const PURGE_RETRY_MS = 10_000;
  * long). `proceed` is asked before each delete; returning false stops early.
  */
 export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger, policy: ImportPolicyConfig,
-  proceed: () => boolean = () => true): Promise<number> {
+  proceed: () => boolean = () => true, keep: (riName: string) => boolean = () => false): Promise<number> {
   let deleted = 0;
   const found = await listOwned(store, owner, policy);
   const ownedEndpoints = new Set(found.filter(({ ref }) => ref.group === '' && ref.plural === 'endpoints').map(({ ref }) => keyOf(ref)));
-  for (const { ref } of found) {
+  for (const { ref, object } of found) {
     if (!proceed()) break;
+    // Another leader of the ClusterSet holds this import: it stays, that leader keeps it.
+    if (keep(object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '')) continue;
     const hazard = await endpointsHazard(store, owner, ref, ownedEndpoints);
     if (hazard) {
       logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', {
@@ -144,6 +153,8 @@ export class Importer implements LeaderLink {
   private readonly gate = new ExclusiveGate();
   /** The resourceVersion of each RI whose objects kube-apiserver refused as invalid. */
   private readonly refusedAt = new Map<string, string>();
+  /** Imports this leader is the source of whose copy on another connected leader differs: by RI, the leaders named. */
+  private readonly divergent = new Map<string, string>();
 
   constructor(private readonly options: ImporterOptions) {
     this.capacity = new ImportCapacity(options.policy.maxObjectsPerLeader);
@@ -157,6 +168,7 @@ export class Importer implements LeaderLink {
       conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
       deleteHeld: (service, endpoints, why) => { this.recordDeleteHeld(service, endpoints, why); },
       outcome: (kind, outcome) => { options.onOutcome?.(kind, outcome); },
+      readBeforeCreate: () => options.sources?.several() === true,
     });
     this.riState = new RiState({
       // Ahead of the backlog: an initial sync queues every RI, and an Endpoints RI that waits
@@ -218,6 +230,8 @@ export class Importer implements LeaderLink {
     const informer = this.informer;
     this.informer = undefined;
     if (informer) this.stopWatcher(informer);
+    // The other leaders take over what this one was the source of.
+    this.options.sources?.sourceChanged();
     const retentionSeconds = this.options.policy.lostLeaderRetentionSeconds;
     this.options.logger.warn('imports paused: nothing is applied from the leader; imports are kept for the retention period', { why, retentionSeconds });
     if (!this.purged) this.startCountdown(retentionSeconds * 1000);
@@ -237,7 +251,27 @@ export class Importer implements LeaderLink {
   }
 
   counts(): ImportCounts {
-    return { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
+    const counts = { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
+    return this.options.sources?.several() === true ? { ...counts, divergent: this.divergent.size } : counts;
+  }
+
+  /** This leader's view of an import, for the ClusterSet's other leaders (import-board.ts). */
+  sourceView(riName: string): { state: 'connected' | 'syncing' | 'absent'; ri: ResourceImport | undefined } {
+    const informer = this.informer;
+    if (informer === undefined || !this.link.active) return { state: 'absent', ri: undefined };
+    if (!informer.hasSynced) return { state: 'syncing', ri: undefined };
+    return { state: 'connected', ri: informer.get(riName, this.options.owner.leaderNamespace) };
+  }
+
+  /** Another leader's copy of this import changed: its source may have changed. */
+  recheck(riName: string): void {
+    if (this.canWork()) this.queue.add(riName);
+  }
+
+  /** Another leader connected, disconnected or went: every import's source may have changed. */
+  recheckAll(): void {
+    const informer = this.informer;
+    if (this.canWork() && informer?.hasSynced) this.requeueAll(informer);
   }
 
   /** Resolves when no import work is queued or running (a pending full resync included). */
@@ -253,6 +287,7 @@ export class Importer implements LeaderLink {
       if (this.capacityTimer) clearTimeout(this.capacityTimer);
       this.capacityTimer = undefined;
       this.gate.open();
+      this.options.sources?.sourceChanged();
     }
     const informer = this.informer;
     this.informer = undefined;
@@ -261,11 +296,15 @@ export class Importer implements LeaderLink {
     await this.gate.settled();
   }
 
-  /** Stops and removes everything this ClusterSet imported. */
+  /** Stops and removes everything this ClusterSet imported (what another of its leaders holds stays). */
   async leave(): Promise<void> {
     await this.stop();
-    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy);
+    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, (riName) => this.heldElsewhere(riName));
     this.clearState();
+  }
+
+  private heldElsewhere(riName: string): boolean {
+    return this.options.sources?.several() === true && this.options.sources.heldElsewhere(riName);
   }
 
   // -------------------------------------------------------------------------------------
@@ -293,12 +332,18 @@ export class Importer implements LeaderLink {
         if (this.watchFailure?.message !== before) this.options.onCountsChanged();
       },
     });
-    const enqueue = (ri: ResourceImport) => { this.queue.add(ri.metadata?.name ?? ''); };
+    const enqueue = (ri: ResourceImport) => {
+      const name = ri.metadata?.name ?? '';
+      this.queue.add(name);
+      this.options.sources?.changed(name);
+    };
     informer.on('add', enqueue);
     informer.on('update', enqueue);
     informer.on('delete', enqueue);
     informer.start().then(() => {
       if (this.informer !== informer || !this.link.active) return;
+      // What this leader holds is known now: the others look again at what it may be the source of.
+      this.options.sources?.sourceChanged();
       this.options.onCountsChanged();
       this.options.logger.info('watching resource imports', { count: informer.list().length });
       if (this.needsResync) void this.fullResync();
@@ -373,7 +418,7 @@ export class Importer implements LeaderLink {
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
-          () => this.stillPaused());
+          () => this.stillPaused(), (riName) => this.heldElsewhere(riName));
       } catch (err) {
         this.options.logger.warn('could not remove the imports of the lost leader; will retry', { error: describeError(err), retryInMs: PURGE_RETRY_MS });
         if (this.stillPaused()) this.startCountdown(PURGE_RETRY_MS);
@@ -417,8 +462,11 @@ export class Importer implements LeaderLink {
   private async rebuildIndex(): Promise<void> {
     const found = await listOwned(this.options.store, this.options.owner, this.options.policy);
     this.owned.clear();
+    const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
     for (const { ref, object } of found) {
       const riName = object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '';
+      // Another leader is the source of this import: its objects are that leader's to keep.
+      if (sources?.decide(riName).kind === 'yield') continue;
       this.owned.set(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
     }
     // Reservations follow what exists and who is admitted.
@@ -517,7 +565,20 @@ export class Importer implements LeaderLink {
   private async reconcileOne(riName: string, informer: ResilientInformer<ResourceImport>, guard: WriteGuard): Promise<WorkResult> {
     const ri = informer.get(riName, this.options.owner.leaderNamespace);
     const current = this.owned.ofRI(riName);
+    const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
+    if (sources !== undefined) {
+      const decision = sources.decide(riName);
+      // Another connected leader is the source: it takes what this one imported over as it is.
+      if (decision.kind === 'yield') {
+        this.handOver(riName, current);
+        return undefined;
+      }
+      // No connected leader holds it, but one still listing may: nothing is removed before it says.
+      if (decision.kind === 'wait') return undefined;
+      if (ri) this.noteDivergence(riName, sources.differing(riName));
+    }
     if (!ri) {
+      this.divergent.delete(riName);
       this.refusedAt.delete(riName);
       this.riState.forget(riName);
       await this.applier.removeAll(current, guard);
@@ -610,6 +671,34 @@ export class Importer implements LeaderLink {
       return { requeueAfterMs: MISSING_KIND_RECHECK_MS };
     }
     return undefined;
+  }
+
+  /** Forgets an import another leader is now the source of, deleting nothing: that leader's importer adopts the objects. */
+  private handOver(riName: string, current: Map<string, Owned>): void {
+    this.refusedAt.delete(riName);
+    this.divergent.delete(riName);
+    this.riState.forget(riName);
+    for (const [key, entry] of current) {
+      if (entry.deleting) continue;
+      this.owned.drop(key);
+      this.releaseIfUnused(entry.group);
+    }
+  }
+
+  /** This leader is the source of the import; other connected leaders whose copy differs are said once, in an Event. */
+  private noteDivergence(riName: string, differing: readonly string[]): void {
+    const leaders = differing.join(', ');
+    if (differing.length === 0) {
+      this.divergent.delete(riName);
+      return;
+    }
+    if (this.divergent.get(riName) === leaders) return;
+    this.divergent.set(riName, leaders);
+    const source = this.options.owner.leaderClusterID;
+    const message = `ResourceImport ${this.options.owner.leaderNamespace}/${riName} differs between leaders: leader ${source} (the first connected in spec.leaders that holds it) ` +
+      `and ${leaders}; the member keeps leader ${source}'s`;
+    this.options.logger.warn('an import differs between leaders', { resourceImport: riName, source, differing: leaders });
+    this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportSourcesDiffer', message);
   }
 
   private recordConflict(riName: string, ref: ObjectRef, why: string, claimed: boolean): void {

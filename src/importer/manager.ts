@@ -12,6 +12,7 @@ import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
+import { ImportBoard, type BoardMember } from './import-board.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 import { paged } from '../common/kube/paginate.js';
 
@@ -35,6 +36,9 @@ export interface ImportManagerOptions {
 export class ImportManager {
   /** Per ClusterSet, its importers by leader cluster ID. */
   private readonly importers = new Map<string, Map<string, Importer>>();
+  /** Per ClusterSet, where its leaders' importers decide which leader is an import's source. */
+  private readonly boards = new Map<string, ImportBoard>();
+  private readonly members = new Map<Importer, BoardMember>();
   private readonly namespaces: ResilientInformer<V1Namespace>;
   /** Shared by every ClusterSet's importer: a name is taken or free whoever asks. */
   private readonly takenNames: WatchedNames;
@@ -78,12 +82,30 @@ export class ImportManager {
     return [...this.importers.values()].flatMap((byLeader) => [...byLeader.values()]);
   }
 
+  /** The ClusterSet's leaders, in spec.leaders order: the first connected one holding an import is its source. */
+  setLeaders(clusterSet: string, leaderClusterIDs: readonly string[]): void {
+    this.board(clusterSet).setLeaders(leaderClusterIDs);
+  }
+
+  private board(clusterSet: string): ImportBoard {
+    let board = this.boards.get(clusterSet);
+    if (board === undefined) {
+      board = new ImportBoard();
+      this.boards.set(clusterSet, board);
+    }
+    return board;
+  }
+
   /** The importer of a ClusterSet leader's area; the area drives it (resume, pause, stop, leave). */
   create(clusterSet: string, target: LeaderTarget): Importer {
     const byLeader = this.importers.get(clusterSet) ?? new Map<string, Importer>();
     this.importers.set(clusterSet, byLeader);
     const previous = byLeader.get(target.leaderClusterID);
-    if (previous) void previous.stop();
+    if (previous) {
+      this.leaveBoard(clusterSet, target.leaderClusterID, previous);
+      void previous.stop();
+    }
+    const board = this.board(clusterSet);
     const importer = new Importer({
       owner: this.owner(clusterSet, target),
       policy: this.options.policy,
@@ -97,7 +119,15 @@ export class ImportManager {
       onCountsChanged: () => { this.options.onCountsChanged(clusterSet); },
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
       onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
+      sources: board.handle(target.leaderClusterID),
     });
+    const member: BoardMember = {
+      view: (riName) => importer.sourceView(riName),
+      recheck: (riName) => { importer.recheck(riName); },
+      recheckAll: () => { importer.recheckAll(); },
+    };
+    this.members.set(importer, member);
+    board.join(target.leaderClusterID, member);
     byLeader.set(target.leaderClusterID, importer);
     return importer;
   }
@@ -105,15 +135,28 @@ export class ImportManager {
   /** Forgets a ClusterSet leader's importer once its area is gone (the area stopped it). */
   release(clusterSet: string, leaderClusterID: string): void {
     const byLeader = this.importers.get(clusterSet);
+    const importer = byLeader?.get(leaderClusterID);
+    if (importer) this.leaveBoard(clusterSet, leaderClusterID, importer);
     byLeader?.delete(leaderClusterID);
-    if (byLeader?.size === 0) this.importers.delete(clusterSet);
+    if (byLeader?.size === 0) {
+      this.importers.delete(clusterSet);
+      this.boards.delete(clusterSet);
+    }
+  }
+
+  private leaveBoard(clusterSet: string, leaderClusterID: string, importer: Importer): void {
+    const member = this.members.get(importer);
+    this.members.delete(importer);
+    if (member) this.boards.get(clusterSet)?.leave(leaderClusterID, member);
   }
 
   /** The ClusterSet's counts: the sum over its leaders' importers. */
   counts(clusterSet: string): ImportCounts | undefined {
     const all = [...(this.importers.get(clusterSet)?.values() ?? [])].map((i) => i.counts());
     if (all.length <= 1) return all[0];
-    return all.reduce((sum, c) => ({ total: sum.total + c.total, rejected: sum.rejected + c.rejected, conflicts: sum.conflicts + c.conflicts }));
+    return all.reduce((sum, c) => ({
+      total: sum.total + c.total, rejected: sum.rejected + c.rejected, conflicts: sum.conflicts + c.conflicts, divergent: (sum.divergent ?? 0) + (c.divergent ?? 0),
+    }));
   }
 
   /** The watchers' health: one leader's as it is; several leaders', the worst, naming whose. */

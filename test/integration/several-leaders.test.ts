@@ -3,7 +3,8 @@
 // whose ClusterSet lists both. Each member announces itself and exports to both leaders;
 // with one leader cluster stopped entirely (kube-apiserver and etcd), both members stay Ready
 // with AllLeadersConnected=False naming it, and an export created during the outage is
-// imported through the other leader.
+// imported through the other leader; the imports held by both leaders are neither written
+// nor deleted (the lost leader's retention, short here, passes and removes nothing).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
@@ -16,11 +17,13 @@ import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
-import { createNamespace } from '../harness/kube.js';
+import { createNamespace, kubectl } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
 const INTERVAL_S = 2;
+/** Short, so that the lost leader's retention passes during the test. */
+const RETENTION_S = 3;
 const converge = { timeoutMs: 30_000, intervalMs: 200 };
 const LEADERS = ['leader-a', 'leader-b'] as const;
 const MEMBERS = ['east', 'west'] as const;
@@ -55,6 +58,23 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name } },
     });
   };
+  /** uid and resourceVersion of every object west imported: any write or delete changes it. */
+  const importedObjects = async (): Promise<Record<string, string>> => {
+    const kc = member('west').adminConfig();
+    const selector = { labelSelector: 'app.kubernetes.io/managed-by=clusterset-agent' };
+    type Meta = { metadata?: { name?: string; uid?: string; resourceVersion?: string } };
+    const tagged = (kind: string, items: readonly Meta[]) => items.map((o) => [`${kind}/${o.metadata?.name ?? ''}`, `${o.metadata?.uid ?? ''}@${o.metadata?.resourceVersion ?? ''}`] as const);
+    return Object.fromEntries([
+      ...tagged('Service', (await kc.makeApiClient(CoreV1Api).listNamespacedService({ namespace: 'team-a', ...selector })).items),
+      ...tagged('Endpoints', (await kc.makeApiClient(CoreV1Api).listNamespacedEndpoints({ namespace: 'team-a', ...selector })).items),
+      ...tagged('EndpointSlice', (await kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: 'team-a', ...selector })).items),
+      ...tagged('ServiceImport', ((await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: 'team-a', ...selector,
+      })) as { items: Meta[] }).items),
+    ]);
+  };
+  const conflictEvents = async () => (await member('west').adminConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: AGENT_NS })).items
+    .filter((e) => e.reason === 'ImportConflict' || e.reason === 'ImportSourcesDiffer').map((e) => `${e.reason ?? ''}: ${e.message ?? ''}`);
   const importedServiceImport = (name: string) => maybe(() => member('west').adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
     group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: 'team-a', name,
   }));
@@ -90,7 +110,10 @@ describe('several leaders per ClusterSet: each live, one lost without the member
         },
       });
       const config = loadConfig({ env: {}, readFile: () => '' });
-      agents[id] = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 } }, logs[id].logger, cp.adminConfig());
+      agents[id] = await startAgent({
+        ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 },
+        imports: { ...config.imports, lostLeaderRetentionSeconds: RETENTION_S },
+      }, logs[id].logger, cp.adminConfig());
     }
   });
   after(async () => {
@@ -111,6 +134,9 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       assert.equal(cs.status?.leaders, '2/2');
       assert.deepEqual(cs.status?.clusterStatuses?.map((s) => [s.clusterID, s.conditions?.find((c) => c.type === 'Ready')?.status]), [['leader-a', 'True'], ['leader-b', 'True']]);
     }
+    const [header, row] = (await kubectl(member('west'), ['get', 'clustersets', '-n', AGENT_NS, '-o', 'wide'])).trim().split('\n');
+    assert.match(header ?? '', /\sLEADER\s+LEADERS\s+READY\s/);
+    assert.match(row ?? '', /\sleader-a\s+2\/2\s+True\s/);
     for (const l of LEADERS) {
       const announces = (await leader(l).adminConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
         group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS,
@@ -131,9 +157,21 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       }, converge);
     }
     await waitFor('west imports team-a/api', () => importedServiceImport('api'), converge);
+    // Both leaders hold it: one set of objects, from leader-a (first in spec.leaders), and no conflict between them.
+    const imported = await waitFor('west imports api whole (Service, ServiceImport, Endpoints, EndpointSlice)', async () => {
+      const found = await importedObjects();
+      if (Object.keys(found).length !== 4) throw new Error(`imported: ${Object.keys(found).join(', ')}`);
+      return found;
+    }, converge);
+    assert.deepEqual(Object.keys(imported).sort(), ['EndpointSlice/antrea-mc-api.east.ipv4', 'Endpoints/antrea-mc-api', 'Service/antrea-mc-api', 'ServiceImport/api']);
+    const service = await member('west').adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-api' });
+    assert.equal(service.metadata?.labels?.['multicluster.clusterset-agent.io/leader'], 'leader-a');
+    await agents.west?.imports.importerFor(CLUSTERSET_ID, 'leader-b')?.onIdle();
+    assert.deepEqual(await conflictEvents(), []);
   });
 
   it('one leader cluster stopped entirely: the members stay Ready, say which leader is missing, and import a new export through the other', async () => {
+    const before = await importedObjects();
     await controllers['leader-a']?.stop();
     delete controllers['leader-a'];
     await leader('leader-a').stop();
@@ -147,8 +185,15 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       assert.match(condition(cs, 'AllLeadersConnected')?.message ?? '', /1\/2 leaders connected; not connected: leader-a/);
       assert.equal(cs.status?.leaders, '1/2');
     }
+    const exported = Date.now();
     await exportService('web', 8081, '10.244.1.6');
     await waitFor('west imports team-a/web through leader-b', () => importedServiceImport('web'), converge);
-    assert.ok(await importedServiceImport('api'), 'what was imported before the outage stays');
+    process.stderr.write(`# export during the outage imported through leader-b in ${String(Date.now() - exported)} ms\n`);
+    // leader-a's retention passes: what leader-b holds stays, untouched.
+    await waitFor('leader-a\'s retention over', () => logs.west.lines.some((l) => l.includes('"removing imports') && l.includes('"leader":"leader-a"')), converge);
+    await agents.west?.imports.importerFor(CLUSTERSET_ID, 'leader-b')?.onIdle();
+    const after = await importedObjects();
+    for (const [name, version] of Object.entries(before)) assert.equal(after[name], version, `${name} neither written nor deleted`);
+    assert.deepEqual(await conflictEvents(), []);
   });
 });

@@ -176,6 +176,8 @@ export interface ClusterSetImportCounters {
   total?: number;
   rejected?: number;
   conflicts?: number;
+  /** With several leaders: imports whose copies on the connected leaders differ. */
+  divergent?: number;
 }
 
 export interface ClusterStatus {

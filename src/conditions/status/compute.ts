@@ -14,6 +14,8 @@ export interface ImportCounts {
   readonly total: number;
   readonly rejected: number;
   readonly conflicts: number;
+  /** With several leaders: imports whose copies on the connected leaders differ (the source's is kept). */
+  readonly divergent?: number;
 }
 
 /** The import watcher's health: `False` while it cannot list or watch ResourceImports (imports frozen). */
