@@ -26,6 +26,8 @@ export interface ImportSources {
   changed(riName: string): void;
   /** This leader connected, disconnected or stopped. */
   sourceChanged(): void;
+  /** The other leaders that still have an importer here (listed, connected or not). */
+  others(): string[];
 }
 
 export class ImportBoard {
@@ -66,6 +68,7 @@ export class ImportBoard {
       differing: (riName) => differingSources(this.views(riName)),
       changed: (riName) => { this.notify(self, (m) => { m.recheck(riName); }); },
       sourceChanged: () => { this.notify(self, (m) => { m.recheckAll(); }); },
+      others: () => [...this.#members.keys()].filter((id) => id !== self),
     };
   }
 

@@ -38,7 +38,7 @@ import { ImportCapacity } from './capacity.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
 import type { LocalStore, ObjectRef } from './local-store.js';
 import { OwnedIndex, type Owned } from './owned-index.js';
-import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
+import { LEADER_LABEL, RESOURCE_IMPORT_ANNOTATION, toLabelValue, type ImportOwner } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
@@ -102,14 +102,14 @@ const PURGE_RETRY_MS = 10_000;
  * long). `proceed` is asked before each delete; returning false stops early.
  */
 export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger, policy: ImportPolicyConfig,
-  proceed: () => boolean = () => true, keep: (riName: string) => boolean = () => false): Promise<number> {
+  proceed: () => boolean = () => true, keep: (riName: string, writer: string | undefined) => boolean = () => false): Promise<number> {
   let deleted = 0;
   const found = await listOwned(store, owner, policy);
   const ownedEndpoints = new Set(found.filter(({ ref }) => ref.group === '' && ref.plural === 'endpoints').map(({ ref }) => keyOf(ref)));
   for (const { ref, object } of found) {
     if (!proceed()) break;
     // Another leader of the ClusterSet holds this import: it stays, that leader keeps it.
-    if (keep(object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '')) continue;
+    if (keep(object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '', object.metadata?.labels?.[LEADER_LABEL])) continue;
     const hazard = await endpointsHazard(store, owner, ref, ownedEndpoints);
     if (hazard) {
       logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', {
@@ -299,12 +299,20 @@ export class Importer implements LeaderLink {
   /** Stops and removes everything this ClusterSet imported (what another of its leaders holds stays). */
   async leave(): Promise<void> {
     await this.stop();
-    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, (riName) => this.heldElsewhere(riName));
+    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, (riName, writer) => this.keptForOthers(riName, writer));
     this.clearState();
   }
 
-  private heldElsewhere(riName: string): boolean {
-    return this.options.sources?.several() === true && this.options.sources.heldElsewhere(riName);
+  /**
+   * With several leaders, what this leader's leave or lost-leader purge keeps: an import another
+   * leader holds (or may: still listing), and an object another leader of the ClusterSet wrote
+   * (its own retention decides when it goes, if that leader is lost too).
+   */
+  private keptForOthers(riName: string, writer: string | undefined): boolean {
+    const sources = this.options.sources;
+    if (sources?.several() !== true) return false;
+    if (sources.heldElsewhere(riName)) return true;
+    return writer !== undefined && sources.others().some((id) => toLabelValue(id) === writer);
   }
 
   // -------------------------------------------------------------------------------------
@@ -418,7 +426,7 @@ export class Importer implements LeaderLink {
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
-          () => this.stillPaused(), (riName) => this.heldElsewhere(riName));
+          () => this.stillPaused(), (riName, writer) => this.keptForOthers(riName, writer));
       } catch (err) {
         this.options.logger.warn('could not remove the imports of the lost leader; will retry', { error: describeError(err), retryInMs: PURGE_RETRY_MS });
         if (this.stillPaused()) this.startCountdown(PURGE_RETRY_MS);

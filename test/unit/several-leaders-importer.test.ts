@@ -78,16 +78,16 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((i) => i.stop()));
 });
 
-function setup(policy: Partial<ImportPolicyConfig> = {}) {
+function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Record<'a' | 'b', Partial<ImportPolicyConfig>>> = {}) {
   const store = new FakeStore();
   const board = new ImportBoard();
   board.setLeaders(['a', 'b']);
   const events: { reason: string; message: string }[] = [];
   const log: string[] = [];
-  const make = (leader: string) => {
+  const make = (leader: 'a' | 'b') => {
     const owner: ImportOwner = { clusterSetID: 'cs', leaderClusterID: leader, leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'west' };
     const importer = new Importer({
-      owner, policy: { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...policy }, store,
+      owner, policy: { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...policy, ...policyOf[leader] }, store,
       namespaceExists: (ns) => ['team-a', 'agent-ns'].includes(ns),
       events: { record: (_t, _type, reason, message) => { events.push({ reason, message }); } },
       eventTarget: () => ({ apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'agent-ns' }),
@@ -188,6 +188,22 @@ describe('several leaders: imports merged across leaders', () => {
     await settle(s);
     assert.deepEqual(writes(s).slice(before), []);
     assert.equal(s.store.ownedNow(), 4);
+  });
+
+  it('both leaders lost: the first one\'s retention removes what it wrote, not what the other wrote (that one\'s retention decides)', async () => {
+    const s = setup({}, { a: { lostLeaderRetentionSeconds: 0.05 } });
+    s.leaderA.put(svcRI('api'));
+    s.leaderB.put(svcRI('web'));
+    s.a.resume(s.leaderA.api());
+    s.b.resume(s.leaderB.api());
+    await waitFor('both imported', () => s.store.objects.has(serviceKey('api')) && s.store.objects.has(serviceKey('web')));
+    await settle(s);
+    s.b.pause('ConnectionFailed: leader-b is down');
+    s.a.pause('ConnectionFailed: leader-a is down');
+    await waitFor('a\'s retention over', () => s.log.some((l) => l.startsWith('a: removing imports')));
+    await waitFor('api removed', () => !s.store.objects.has(serviceKey('api')));
+    await settle(s);
+    assert.equal(s.store.objects.get(serviceKey('web'))?.metadata?.labels?.[LEADER_LABEL], 'b', 'web stays for b\'s own retention');
   });
 
   it('copies that differ: the first leader\'s is kept, an Event and a count say so', async () => {
