@@ -271,6 +271,9 @@ export class ClusterSetController {
       if (replacement !== undefined) log.info('leader changed: leaving the previous leader', { previousLeader: leaderID, leader: replacement });
       else log.info('leader removed from spec.leaders: leaving it', { previousLeader: leaderID });
       await this.removeLeaderArea(name, leaderID, true, log, 0);
+      // One leader replaced by another: the ClusterSet's series go, as before several leaders
+      // (the new leader's come back with its first verdict).
+      if (replacement !== undefined) this.options.onClusterSetGone?.(name);
     }
     this.options.importers?.setLeaders?.(name, targets.map((t) => t.leaderClusterID));
     this.options.exporters?.setLeaders?.(name, targets.map((t) => t.leaderClusterID));
