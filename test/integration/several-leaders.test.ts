@@ -166,9 +166,15 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       return found;
     }, converge);
     assert.deepEqual(Object.keys(imported).sort(), ['EndpointSlice/antrea-mc-api.east.ipv4', 'Endpoints/antrea-mc-api', 'Service/antrea-mc-api', 'ServiceImport/api']);
-    const service = await member('west').adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: 'team-a', name: 'antrea-mc-api' });
-    assert.equal(service.metadata?.labels?.['multicluster.clusterset-agent.io/leader'], 'leader-a');
-    await agents.west?.imports.importerFor(CLUSTERSET_ID, 'leader-b')?.onIdle();
+    // leader-a, listed first, is the source once it holds the import (whichever leader wrote the
+    // objects first: taking them over with the same content writes nothing, so their leader
+    // label names the one that wrote them).
+    await waitFor('leader-a the source of api', () => {
+      const a = agents.west?.imports.importerFor(CLUSTERSET_ID, 'leader-a')?.counts().total;
+      const b = agents.west?.imports.importerFor(CLUSTERSET_ID, 'leader-b')?.counts().total;
+      if (a !== 4 || b !== 0) throw new Error(`objects sourced by leader-a: ${String(a)}, by leader-b: ${String(b)}`);
+      return true;
+    }, converge);
     assert.deepEqual(await conflictEvents(), []);
   });
 
