@@ -1,4 +1,6 @@
 // Reconciles ClusterSets in the agent's namespace into one RemoteCommonArea per leader.
+// A ClusterSet may list several leaders: each gets its own area (credentials, heartbeat,
+// conditions, importer, exporter), so one leader's trouble never pauses another's.
 //
 // Level-based: events only enqueue a ClusterSet name; the reconcile reads the current
 // ClusterSet and Secret from the informer caches and converges. A Secret change enqueues
@@ -36,10 +38,12 @@ export interface ControllerLogger extends AreaLogger {
   child(fields: Record<string, unknown>): ControllerLogger;
 }
 
-/** Creates and forgets the importer or exporter of each ClusterSet; the area drives it. */
+/** Creates and forgets the importer or exporter of each ClusterSet leader; the area drives it. */
 export interface LinkFactory {
   create(clusterSet: string, target: LeaderTarget): LeaderLink;
-  release(clusterSet: string): void;
+  release(clusterSet: string, leaderClusterID: string): void;
+  /** The ClusterSet's leaders now, in spec.leaders order (several leaders share its imports). */
+  setLeaders?(clusterSet: string, leaderClusterIDs: readonly string[]): void;
 }
 
 /** The importers also count what they imported, for the ClusterSet status. */
@@ -87,7 +91,8 @@ export class ClusterSetController {
   private readonly secrets: ResilientInformer<V1Secret>;
   private readonly queue: WorkQueue;
   private readonly status: StatusWriter<ClusterSet>;
-  private readonly areas = new Map<string, ManagedArea>();
+  /** Per ClusterSet, its areas by leader cluster ID, in spec.leaders order. */
+  private readonly areas = new Map<string, Map<string, ManagedArea>>();
   private readonly specProblems = new Map<string, { reason: string; message: string }>();
   /** Our status fields the installed ClusterSet CRD prunes (Antrea's own CRD): no longer written. */
   private readonly prunedFields = new Set<ExtensionField>();
@@ -196,7 +201,7 @@ export class ClusterSetController {
   /** Stops everything without leaving: the announces stay, so a restart changes nothing on the leader. */
   async stop(): Promise<void> {
     await this.queue.stop();
-    await Promise.all([...this.areas.values()].map(async (m) => {
+    await Promise.all([...this.areas.values()].flatMap((byLeader) => [...byLeader.values()]).map(async (m) => {
       await m.area.stop();
       m.area.close();
     }));
@@ -206,13 +211,20 @@ export class ClusterSetController {
     await this.secrets.stop();
   }
 
-  /** Current per-leader status of a ClusterSet, for metrics and tests. */
-  leaderStatus(clusterSet: string): LeaderStatus | undefined {
-    return this.areas.get(clusterSet)?.area.getStatus();
+  /** Current status of a ClusterSet's leader (by default its first), for metrics and tests. */
+  leaderStatus(clusterSet: string, leaderClusterID?: string): LeaderStatus | undefined {
+    return this.areaFor(clusterSet, leaderClusterID)?.getStatus();
   }
 
-  areaFor(clusterSet: string): RemoteCommonArea | undefined {
-    return this.areas.get(clusterSet)?.area;
+  /** Every leader's status, in spec.leaders order. */
+  leaderStatuses(clusterSet: string): LeaderStatus[] {
+    return [...(this.areas.get(clusterSet)?.values() ?? [])].map((m) => m.area.getStatus());
+  }
+
+  areaFor(clusterSet: string, leaderClusterID?: string): RemoteCommonArea | undefined {
+    const byLeader = this.areas.get(clusterSet);
+    if (leaderClusterID !== undefined) return byLeader?.get(leaderClusterID)?.area;
+    return byLeader?.values().next().value?.area;
   }
 
   /** Asks for a status write (e.g. after import counters changed). */
@@ -249,20 +261,35 @@ export class ClusterSetController {
     this.specProblems.delete(name);
     const finalizerInPlace = await this.ensureFinalizer(clusterSet);
 
-    const target = parsed.target;
-    let managed = this.areas.get(name);
-    if (managed && !sameLeader(managed.target, target)) {
-      log.info('leader changed: leaving the previous leader', { previousLeader: managed.target.leaderClusterID, leader: target.leaderClusterID });
-      await this.removeArea(name, true, log, 0);
-      managed = undefined;
+    const targets = parsed.targets;
+    const byLeader = this.areas.get(name) ?? new Map<string, ManagedArea>();
+    this.areas.set(name, byLeader);
+    // A leader no longer listed is left (its announce and exports deleted) before any other is added.
+    for (const [leaderID, managed] of byLeader) {
+      if (targets.some((t) => sameLeader(managed.target, t))) continue;
+      const replacement = targets.length === 1 && byLeader.size === 1 ? targets[0]?.leaderClusterID : undefined;
+      if (replacement !== undefined) log.info('leader changed: leaving the previous leader', { previousLeader: leaderID, leader: replacement });
+      else log.info('leader removed from spec.leaders: leaving it', { previousLeader: leaderID });
+      await this.removeLeaderArea(name, leaderID, true, log, 0);
+      // One leader replaced by another: the ClusterSet's series go, as before several leaders
+      // (the new leader's come back with its first verdict).
+      if (replacement !== undefined) this.options.onClusterSetGone?.(name);
     }
-    if (!managed) {
-      managed = { target, area: this.createArea(clusterSet, target, log) };
-      this.areas.set(name, managed);
+    this.options.importers?.setLeaders?.(name, targets.map((t) => t.leaderClusterID));
+    this.options.exporters?.setLeaders?.(name, targets.map((t) => t.leaderClusterID));
+    // Spec order decides which leader's import wins; the map follows it.
+    const ordered = new Map<string, ManagedArea>();
+    for (const target of targets) {
+      const managed = byLeader.get(target.leaderClusterID) ?? { target, area: this.createArea(clusterSet, target, log) };
+      ordered.set(target.leaderClusterID, managed);
     }
-    const holder = heldBy(this.claimOf(clusterSet, target), this.otherClaims(name));
-    managed.area.setCredentials(holder ? { ok: false, failure: duplicate(target, holder) } : this.credentialsFor(target));
-    void managed.area.start();
+    this.areas.set(name, ordered);
+    const others = this.otherClaims(name);
+    for (const { target, area } of ordered.values()) {
+      const holder = heldBy(this.claimOf(clusterSet, target), others);
+      area.setCredentials(holder ? { ok: false, failure: duplicate(target, holder) } : this.credentialsFor(target));
+      void area.start();
+    }
     this.status.request(name);
     // Our cached copy was older than the server's; the update event brings the new one.
     return finalizerInPlace ? undefined : { requeueAfterMs: 200 };
@@ -272,13 +299,13 @@ export class ClusterSetController {
     return { name: target.clusterSetID, createdAt: clusterSet.metadata?.creationTimestamp as string | undefined, target };
   }
 
-  /** Memberships other ClusterSets claim: valid and not being deleted. */
+  /** Memberships other ClusterSets claim (one per leader they list): valid and not being deleted. */
   private otherClaims(name: string): MembershipClaim[] {
     const claims: MembershipClaim[] = [];
     for (const other of this.clusterSets.list(this.options.namespace)) {
       if (other.metadata?.name === name || other.metadata?.deletionTimestamp) continue;
       const parsed = leaderTarget(other);
-      if (parsed.ok) claims.push(this.claimOf(other, parsed.target));
+      if (parsed.ok) for (const target of parsed.targets) claims.push(this.claimOf(other, target));
     }
     return claims;
   }
@@ -335,17 +362,23 @@ export class ClusterSetController {
     return area;
   }
 
+  /** Stops (and with `leave`, leaves) every area of a ClusterSet, then forgets it. */
+  private async removeArea(name: string, leave: boolean, log: ControllerLogger, deadline: number): Promise<void> {
+    const byLeader = this.areas.get(name);
+    // One leader at a time: a later one's imports may be what an earlier one's leave keeps.
+    for (const leaderID of [...(byLeader?.keys() ?? [])]) await this.removeLeaderArea(name, leaderID, leave, log, deadline);
+    this.areas.delete(name);
+    if (leave) this.options.onClusterSetGone?.(name);
+  }
+
   /**
-   * Stops (and with `leave`, deletes the announce of) a ClusterSet's area. A failed leave
+   * Stops (and with `leave`, deletes the announce of) one leader's area. A failed leave
    * throws while `deadline` lies ahead, so the queue retries; after it, the failure is logged
    * and the leader's own GC (24 h without heartbeat) reaps the announce.
    */
-  private async removeArea(name: string, leave: boolean, log: ControllerLogger, deadline: number): Promise<void> {
-    const managed = this.areas.get(name);
-    if (!managed) {
-      if (leave) this.options.onClusterSetGone?.(name);
-      return;
-    }
+  private async removeLeaderArea(name: string, leaderID: string, leave: boolean, log: ControllerLogger, deadline: number): Promise<void> {
+    const managed = this.areas.get(name)?.get(leaderID);
+    if (!managed) return;
     if (leave) {
       try {
         const result = await managed.area.leave();
@@ -360,10 +393,9 @@ export class ClusterSetController {
       await managed.area.stop();
     }
     managed.area.close();
-    this.areas.delete(name);
-    this.options.importers?.release(name);
-    this.options.exporters?.release(name);
-    if (leave) this.options.onClusterSetGone?.(name);
+    this.areas.get(name)?.delete(leaderID);
+    this.options.importers?.release(name, leaderID);
+    this.options.exporters?.release(name, leaderID);
   }
 
   /** An Event on every real Ready transition; leaving Unknown (the first verdict on a join) is not one. */
@@ -386,7 +418,8 @@ export class ClusterSetController {
     for (const field of all) this.prunedFields.add(field);
     const fields = all.map((f) => EXTENSION_FIELD_PATHS[f]).join(', ');
     const message = `The ClusterSet CRD installed in this cluster drops ${fields} (Antrea's own CRD has no such fields): ` +
-      'the agent stops writing them. Install the chart\'s CRDs (charts/clusterset-agent/crds, e.g. with helm upgrade --install) to see import counters and heartbeat times.';
+      'the agent stops writing them; that CRD also allows one leader per ClusterSet (spec.leaders maxItems 1). ' +
+      'Install the chart\'s CRDs (charts/clusterset-agent/crds, e.g. with helm upgrade --install) to see import counters and heartbeat times, and to list several leaders.';
     this.log.warn('ClusterSet CRD prunes status fields', { clusterSet: name, fields });
     this.options.events?.record(this.eventTarget(name), 'Warning', 'StatusFieldsPruned', message);
   }
@@ -400,13 +433,20 @@ export class ClusterSetController {
     }
     const deadline = (parseTimestamp(clusterSet.metadata?.deletionTimestamp) ?? Date.now()) + (this.options.leaveTimeoutMs ?? 60_000);
     if (!this.areas.has(name)) {
-      // After a restart there is no area yet: build one just to leave with the Secret's credentials.
+      // After a restart there are no areas yet: build them just to leave with the Secrets' credentials.
       const parsed = leaderTarget(clusterSet);
       if (parsed.ok) {
-        const area = this.createArea(clusterSet, parsed.target, log);
-        const holder = heldBy(this.claimOf(clusterSet, parsed.target), this.otherClaims(name));
-        area.setCredentials(holder ? { ok: false, failure: duplicate(parsed.target, holder) } : this.credentialsFor(parsed.target));
-        this.areas.set(name, { target: parsed.target, area });
+        this.options.importers?.setLeaders?.(name, parsed.targets.map((t) => t.leaderClusterID));
+        this.options.exporters?.setLeaders?.(name, parsed.targets.map((t) => t.leaderClusterID));
+        const byLeader = new Map<string, ManagedArea>();
+        const others = this.otherClaims(name);
+        for (const target of parsed.targets) {
+          const area = this.createArea(clusterSet, target, log);
+          const holder = heldBy(this.claimOf(clusterSet, target), others);
+          area.setCredentials(holder ? { ok: false, failure: duplicate(target, holder) } : this.credentialsFor(target));
+          byLeader.set(target.leaderClusterID, { target, area });
+        }
+        this.areas.set(name, byLeader);
       }
     }
     await this.removeArea(name, true, log, deadline);
@@ -445,13 +485,12 @@ export class ClusterSetController {
   private desiredStatus(clusterSet: ClusterSet): ComputedStatus | undefined {
     const name = clusterSet.metadata?.name ?? '';
     if (clusterSet.metadata?.deletionTimestamp) return undefined;
-    const managed = this.areas.get(name);
     const specProblem = this.specProblems.get(name);
     const imports = this.options.importers?.counts(name);
     const importsSynced = this.options.importers?.importsSynced?.(name);
     return computeStatus({
       generation: clusterSet.metadata?.generation,
-      leaders: managed ? [managed.area.getStatus()] : [],
+      leaders: this.leaderStatuses(name),
       ...(specProblem ? { specProblem } : {}),
       ...(imports ? { imports } : {}),
       ...(importsSynced ? { importsSynced } : {}),

@@ -55,7 +55,12 @@ function pickCIDR(cidrs: readonly string[]): string | undefined {
 }
 
 export class ExportManager {
-  private readonly exporters = new Map<string, Exporter>();
+  /** Per ClusterSet, its exporters by leader cluster ID: each leader gets every export. */
+  private readonly exporters = new Map<string, Map<string, Exporter>>();
+  /** Each ClusterSet's leaders, in spec order (set by the ClusterSet controller). */
+  private readonly leaders = new Map<string, readonly string[]>();
+  /** The key each exporter reports its ServiceExport judgements under (named in Conflict messages). */
+  private readonly statusKeys = new Map<Exporter, string>();
   private readonly caches: Caches | undefined;
   private readonly objects: CustomObjectsApi;
   private readonly log: ExportManagerLogger;
@@ -155,11 +160,11 @@ export class ExportManager {
     }
     const serviceChanged = (namespace: string | undefined, name: string | undefined) => {
       if (!namespace || !name) return;
-      for (const exporter of this.exporters.values()) exporter.serviceChanged(namespace, name);
+      for (const exporter of this.all()) exporter.serviceChanged(namespace, name);
     };
     const byName = (obj: KubernetesObject) => { serviceChanged(obj.metadata?.namespace, obj.metadata?.name); };
     const bySlice = (slice: CachedEndpointSlice) => { serviceChanged(slice.metadata?.namespace, slice.metadata?.labels?.[SERVICE_NAME_LABEL]); };
-    const gatewayChanged = () => { for (const exporter of this.exporters.values()) exporter.clusterInfoChanged(); };
+    const gatewayChanged = () => { for (const exporter of this.all()) exporter.clusterInfoChanged(); };
     for (const event of ['add', 'update', 'delete'] as const) {
       caches.serviceExports.on(event, byName);
       caches.services.on(event, byName);
@@ -170,7 +175,7 @@ export class ExportManager {
       informer.start().then(() => {
         if (this.stopped) return;
         this.log.info('export cache synced', { cache: informer.name, count: informer.list().length });
-        for (const exporter of this.exporters.values()) exporter.enqueueAll();
+        for (const exporter of this.all()) exporter.enqueueAll();
       }, (err: unknown) => {
         if (!(err instanceof InformerStoppedError)) this.log.warn('export cache did not start', { cache: informer.name, error: describeError(err) });
       });
@@ -184,31 +189,55 @@ export class ExportManager {
     return this.sources.synced('service');
   }
 
-  /** The exporter of a ClusterSet's area; the area drives it (resume, pause, stop, leave). */
+  private all(): Exporter[] {
+    return [...this.exporters.values()].flatMap((byLeader) => [...byLeader.values()]);
+  }
+
+  setLeaders(clusterSet: string, leaderClusterIDs: readonly string[]): void {
+    this.leaders.set(clusterSet, leaderClusterIDs);
+  }
+
+  /** The exporter of a ClusterSet leader's area; the area drives it (resume, pause, stop, leave). */
   create(clusterSet: string, target: LeaderTarget): Exporter {
-    const previous = this.exporters.get(clusterSet);
+    const byLeader = this.exporters.get(clusterSet) ?? new Map<string, Exporter>();
+    this.exporters.set(clusterSet, byLeader);
+    const previous = byLeader.get(target.leaderClusterID);
     if (previous) void previous.stop();
+    // With one leader the judgement is the ClusterSet's, as before; with several, each
+    // leader's verdict counts on its own (Conflict if any refuses) and is named so.
+    const several = (this.leaders.get(clusterSet)?.length ?? 1) > 1 || [...byLeader.keys()].some((l) => l !== target.leaderClusterID);
+    const statusKey = several ? `${clusterSet} (leader ${target.leaderClusterID})` : clusterSet;
     const exporter = new Exporter({
       localClusterID: target.localClusterID,
       leaderNamespace: target.leaderNamespace,
       agentNamespace: this.options.agentNamespace,
       policy: this.options.policy,
       sources: this.sources,
-      status: { writer: this.status, clusterSet },
+      status: { writer: this.status, clusterSet: statusKey },
       events: this.options.events,
       logger: this.log.child({ clusterSet, leader: target.leaderClusterID }),
       serviceCIDR: () => this.serviceCIDR,
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
       resyncMs: this.options.policy.resyncSeconds * 1000,
     });
-    this.exporters.set(clusterSet, exporter);
+    byLeader.set(target.leaderClusterID, exporter);
+    this.statusKeys.set(exporter, statusKey);
     return exporter;
   }
 
-  /** Forgets a ClusterSet's exporter once its area is gone (the area stopped it). */
-  release(clusterSet: string): void {
-    this.exporters.delete(clusterSet);
-    this.status.forget(clusterSet);
+  /** Forgets a ClusterSet leader's exporter once its area is gone (the area stopped it). */
+  release(clusterSet: string, leaderClusterID: string): void {
+    const byLeader = this.exporters.get(clusterSet);
+    const exporter = byLeader?.get(leaderClusterID);
+    byLeader?.delete(leaderClusterID);
+    if (byLeader?.size === 0) {
+      this.exporters.delete(clusterSet);
+      this.leaders.delete(clusterSet);
+    }
+    if (exporter) {
+      this.status.forget(this.statusKeys.get(exporter) ?? clusterSet);
+      this.statusKeys.delete(exporter);
+    }
   }
 
   /** ServiceExport status writes sent since the start. */
@@ -216,13 +245,15 @@ export class ExportManager {
     return this.status.writes;
   }
 
-  exporterFor(clusterSet: string): Exporter | undefined {
-    return this.exporters.get(clusterSet);
+  /** A ClusterSet leader's exporter (by default its first leader's). */
+  exporterFor(clusterSet: string, leaderClusterID?: string): Exporter | undefined {
+    const byLeader = this.exporters.get(clusterSet);
+    return leaderClusterID !== undefined ? byLeader?.get(leaderClusterID) : byLeader?.values().next().value;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    const all = [...this.exporters.values()];
+    const all = this.all();
     this.exporters.clear();
     await Promise.all(all.map((e) => e.stop().catch((err: unknown) => {
       this.log.warn('exporter did not stop cleanly', { error: describeError(err) });
@@ -251,7 +282,7 @@ export class ExportManager {
       if (cidr === undefined || this.stopped) return;
       this.serviceCIDR = cidr;
       this.log.info('found the cluster Service CIDR', { serviceCIDR: cidr });
-      for (const exporter of this.exporters.values()) exporter.clusterInfoChanged();
+      for (const exporter of this.all()) exporter.clusterInfoChanged();
     } catch (err) {
       const status = httpStatus(err);
       // Not served (older cluster) or not granted: the Gateway's serviceCIDR is used.

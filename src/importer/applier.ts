@@ -31,6 +31,12 @@ export interface ApplierOptions {
   /** A Service of ours was not deleted because `endpoints`, which it would take along, are not ours. */
   readonly deleteHeld: (service: ObjectRef, endpoints: ObjectRef, why: string) => void;
   readonly outcome: (kind: string, outcome: ImportOutcome) => void;
+  /**
+   * Read an object missing from the index before creating it. With several leaders it may be
+   * another leader's import this one takes over: reading it costs a GET, where a create would
+   * be a refused write. @default never
+   */
+  readonly readBeforeCreate?: () => boolean;
 }
 
 export class Applier {
@@ -122,7 +128,7 @@ export class Applier {
     const key = keyOf(ref);
     const group = groupOfObject(ref, riName);
     let live = known?.deleting ? undefined : known?.live;
-    if (known?.stale) {
+    if (known?.stale || (known === undefined && this.options.readBeforeCreate?.() === true && this.options.taken?.holds(ref) !== false)) {
       const reread = await this.readOwned(riName, key, ref);
       if (reread === 'conflict') return 'conflict';
       live = reread;

@@ -18,57 +18,35 @@
 // - Rebuilding the index and purging run exclusively: reconciles wait at a gate, and the
 //   exclusive work waits for reconciles in flight, so neither sees the other half-done
 //   (runtime/gate.ts).
-import type { ImportPolicyConfig } from '../common/config/config.js';
-import { RESOURCE_IMPORT, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
+// - With several leaders (import-board.ts), one importer per leader: an import held by
+//   several is applied by its source only (import-sources.ts), the others hand over what
+//   they imported for it without deleting it, and nothing another connected leader holds is
+//   removed when this leader withdraws it, disconnects past the retention, or leaves.
+import { RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
 import type { LeaderApi } from '../commonarea/leader-api.js';
-import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
-import { InformerStoppedError, ResilientInformer } from '../common/kube/informer.js';
+import type { ResilientInformer } from '../common/kube/informer.js';
 import { describeError, isNamespaceTerminating, refusedAsInvalid } from '../common/kube/errors.js';
 import { ExclusiveGate } from '../common/runtime/gate.js';
 import { WorkQueue, type WorkResult } from '../common/runtime/workqueue.js';
 import type { ImportCounts, ImportsSynced } from '../conditions/status/compute.js';
-import { classifyLeaderError } from '../conditions/classify.js';
-import { Applier, type ImportOutcome, type WriteGuard } from './applier.js';
+import { Applier, type WriteGuard } from './applier.js';
 import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../commonarea/leaderlink/lifecycle.js';
 import { ImportCapacity } from './capacity.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
-import type { LocalStore, ObjectRef } from './local-store.js';
-import { OwnedIndex } from './owned-index.js';
-import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
+import { OwnedIndex, type Owned } from './owned-index.js';
+import { RESOURCE_IMPORT_ANNOTATION, toLabelValue } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
-import type { TakenNames } from './taken-names.js';
+import type { ImporterOptions } from './importer-options.js';
 import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
 import { purgeOwned } from './purge.js';
+import { ImportReports } from './import-reports.js';
+import { startImportWatch, stopImportWatch, watchFailureOf, type WatchFailure } from './import-watch.js';
 
 export type { ImportOutcome } from './applier.js';
+export type { ImporterLogger, ImporterOptions } from './importer-options.js';
 export { IMPORT_TARGET_KINDS, importTargetKinds } from './targets.js';
-
-export interface ImporterLogger {
-  debug(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-}
-
-export interface ImporterOptions {
-  readonly owner: ImportOwner;
-  readonly policy: ImportPolicyConfig;
-  readonly store: LocalStore;
-  /** Which claimed names are taken, without a GET (taken-names.ts). @default each is read */
-  readonly takenNames?: TakenNames;
-  readonly namespaceExists: (namespace: string) => boolean;
-  /** Whether an existing namespace is being deleted. @default never */
-  readonly namespaceTerminating?: (namespace: string) => boolean;
-  readonly events: EventRecorder;
-  readonly eventTarget: () => EventTarget;
-  readonly logger: ImporterLogger;
-  /** Called when the counts reported in ClusterSet status change. */
-  readonly onCountsChanged: () => void;
-  readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
-  readonly onRejection?: (rule: string) => void;
-  readonly concurrency?: number;
-}
 
 const GC_KEY = '\u0000gc';
 
@@ -82,7 +60,7 @@ export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
   private informer: ResilientInformer<ResourceImport> | undefined;
   /** Why the current watcher cannot list or watch ResourceImports, and since when: imports are frozen meanwhile. */
-  private watchFailure: { readonly reason: string; readonly message: string; readonly sinceMs: number } | undefined;
+  private watchFailure: WatchFailure | undefined;
   /** new, active (connected and trusted) or paused (apply nothing); its generation fences writes. */
   private readonly link = new LinkLifecycle<LeaderApi>();
   /** The index was rebuilt and every RI requeued since the last resume: reconciles may run. */
@@ -103,8 +81,12 @@ export class Importer implements LeaderLink {
   private readonly gate = new ExclusiveGate();
   /** The resourceVersion of each RI whose objects kube-apiserver refused as invalid. */
   private readonly refusedAt = new Map<string, string>();
+  /** Imports this leader is the source of whose copy on another connected leader differs: by RI, the leaders named. */
+  private readonly divergent = new Map<string, string>();
+  private readonly reports: ImportReports;
 
   constructor(private readonly options: ImporterOptions) {
+    this.reports = new ImportReports(options);
     this.capacity = new ImportCapacity(options.policy.maxObjectsPerLeader);
     this.owned = new OwnedIndex(this.capacity);
     this.applier = new Applier({
@@ -113,9 +95,10 @@ export class Importer implements LeaderLink {
       owned: this.owned,
       ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
-      conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
-      deleteHeld: (service, endpoints, why) => { this.recordDeleteHeld(service, endpoints, why); },
+      conflict: (riName, ref, why, claimed) => { this.reports.conflict(riName, ref, why, claimed === true, (message) => this.riState.conflict(riName, message)); },
+      deleteHeld: (service, endpoints, why) => { this.reports.deleteHeld(service, endpoints, why); },
       outcome: (kind, outcome) => { options.onOutcome?.(kind, outcome); },
+      readBeforeCreate: () => options.sources?.several() === true,
     });
     this.riState = new RiState({
       // Ahead of the backlog: an initial sync queues every RI, and an Endpoints RI that waits
@@ -162,7 +145,7 @@ export class Importer implements LeaderLink {
     const previous = this.informer;
     this.watchFailure = undefined;
     this.informer = this.startWatcher(api);
-    if (previous) this.stopWatcher(previous);
+    if (previous) void stopImportWatch(previous, this.options.logger);
   }
 
   /**
@@ -176,7 +159,9 @@ export class Importer implements LeaderLink {
     this.needsResync = true;
     const informer = this.informer;
     this.informer = undefined;
-    if (informer) this.stopWatcher(informer);
+    if (informer) void stopImportWatch(informer, this.options.logger);
+    // The other leaders take over what this one was the source of.
+    this.options.sources?.sourceChanged();
     const retentionSeconds = this.options.policy.lostLeaderRetentionSeconds;
     this.options.logger.warn('imports paused: nothing is applied from the leader; imports are kept for the retention period', { why, retentionSeconds });
     if (!this.purged) this.startCountdown(retentionSeconds * 1000);
@@ -196,7 +181,27 @@ export class Importer implements LeaderLink {
   }
 
   counts(): ImportCounts {
-    return { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
+    const counts = { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
+    return this.options.sources?.several() === true ? { ...counts, divergent: this.divergent.size } : counts;
+  }
+
+  /** This leader's view of an import, for the ClusterSet's other leaders (import-board.ts). */
+  sourceView(riName: string): { state: 'connected' | 'syncing' | 'absent'; ri: ResourceImport | undefined } {
+    const informer = this.informer;
+    if (informer === undefined || !this.link.active) return { state: 'absent', ri: undefined };
+    if (!informer.hasSynced) return { state: 'syncing', ri: undefined };
+    return { state: 'connected', ri: informer.get(riName, this.options.owner.leaderNamespace) };
+  }
+
+  /** Another leader's copy of this import changed: its source may have changed. */
+  recheck(riName: string): void {
+    if (this.canWork()) this.queue.add(riName);
+  }
+
+  /** Another leader connected, disconnected or went: every import's source may have changed. */
+  recheckAll(): void {
+    const informer = this.informer;
+    if (this.canWork() && informer?.hasSynced) this.requeueAll(informer);
   }
 
   /** Resolves when no import work is queued or running (a pending full resync included). */
@@ -212,19 +217,32 @@ export class Importer implements LeaderLink {
       if (this.capacityTimer) clearTimeout(this.capacityTimer);
       this.capacityTimer = undefined;
       this.gate.open();
+      this.options.sources?.sourceChanged();
     }
     const informer = this.informer;
     this.informer = undefined;
-    if (informer) await this.stopInformer(informer);
+    if (informer) await stopImportWatch(informer, this.options.logger);
     await this.queue.stop();
     await this.gate.settled();
   }
 
-  /** Stops and removes everything this ClusterSet imported. */
+  /** Stops and removes everything this ClusterSet imported (what another of its leaders holds stays). */
   async leave(): Promise<void> {
     await this.stop();
-    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy);
+    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, (riName, writer) => this.keptForOthers(riName, writer));
     this.clearState();
+  }
+
+  /**
+   * With several leaders, what this leader's leave or lost-leader purge keeps: an import another
+   * leader holds (or may: still listing), and an object another leader of the ClusterSet wrote
+   * (its own retention decides when it goes, if that leader is lost too).
+   */
+  private keptForOthers(riName: string, writer: string | undefined): boolean {
+    const sources = this.options.sources;
+    if (sources?.several() !== true) return false;
+    if (sources.heldElsewhere(riName)) return true;
+    return writer !== undefined && sources.others().some((id) => toLabelValue(id) === writer);
   }
 
   // -------------------------------------------------------------------------------------
@@ -232,56 +250,29 @@ export class Importer implements LeaderLink {
   // -------------------------------------------------------------------------------------
 
   private startWatcher(api: LeaderApi): ResilientInformer<ResourceImport> {
-    const informer = new ResilientInformer<ResourceImport>({
-      name: `resourceimports@${this.options.owner.leaderClusterID}`,
-      path: api.resourceImportsPath,
-      list: () => api.listResourceImports(),
-      watch: api.watch,
+    const informer: ResilientInformer<ResourceImport> = startImportWatch(api, this.options.owner.leaderClusterID, {
       logger: this.options.logger,
-      // A watcher that keeps failing (a list too large, `watch` taken from the Role) freezes
-      // imports while the heartbeat keeps Ready True: the status says so, and since when.
-      onHealthChange: (err) => {
+      changed: (name) => {
+        this.queue.add(name);
+        this.options.sources?.changed(name);
+      },
+      healthChanged: (err) => {
         if (this.informer !== informer) return;
         const before = this.watchFailure?.message;
-        if (err === undefined) {
-          this.watchFailure = undefined;
-        } else {
-          const why = classifyLeaderError(err, { verb: 'list/watch', resource: 'resourceimports', group: RESOURCE_IMPORT.group, namespace: api.namespace, server: api.server });
-          this.watchFailure = { reason: why.reason, message: `the ResourceImport watcher fails, imports are frozen: ${why.message}`, sinceMs: this.watchFailure?.sinceMs ?? Date.now() };
-        }
+        this.watchFailure = watchFailureOf(err, api, this.watchFailure);
         if (this.watchFailure?.message !== before) this.options.onCountsChanged();
       },
-    });
-    const enqueue = (ri: ResourceImport) => { this.queue.add(ri.metadata?.name ?? ''); };
-    informer.on('add', enqueue);
-    informer.on('update', enqueue);
-    informer.on('delete', enqueue);
-    informer.start().then(() => {
-      if (this.informer !== informer || !this.link.active) return;
-      this.options.onCountsChanged();
-      this.options.logger.info('watching resource imports', { count: informer.list().length });
-      if (this.needsResync) void this.fullResync();
-      else this.requeueAll(informer);
-    }, (err: unknown) => {
-      // Stopped before it synced: a reconnect, a pause or a stop, all normal.
-      if (err instanceof InformerStoppedError) return;
-      this.options.logger.warn('resource import watcher did not start', { error: describeError(err) });
+      synced: () => {
+        if (this.informer !== informer || !this.link.active) return;
+        // What this leader holds is known now: the others look again at what it may be the source of.
+        this.options.sources?.sourceChanged();
+        this.options.onCountsChanged();
+        this.options.logger.info('watching resource imports', { count: informer.list().length });
+        if (this.needsResync) void this.fullResync();
+        else this.requeueAll(informer);
+      },
     });
     return informer;
-  }
-
-  /** Fire and forget. */
-  private stopWatcher(informer: ResilientInformer<ResourceImport>): void {
-    void this.stopInformer(informer);
-  }
-
-  private async stopInformer(informer: ResilientInformer<ResourceImport>): Promise<void> {
-    try {
-      await informer.stop();
-    } catch (err) {
-      if (err instanceof InformerStoppedError) this.options.logger.debug('resource import watcher stopped before it synced');
-      else this.options.logger.warn('resource import watcher did not stop cleanly', { error: describeError(err) });
-    }
   }
 
   private requeueAll(informer: ResilientInformer<ResourceImport>): void {
@@ -332,7 +323,7 @@ export class Importer implements LeaderLink {
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
-          () => this.stillPaused());
+          () => this.stillPaused(), (riName, writer) => this.keptForOthers(riName, writer));
       } catch (err) {
         this.options.logger.warn('could not remove the imports of the lost leader; will retry', { error: describeError(err), retryInMs: PURGE_RETRY_MS });
         if (this.stillPaused()) this.startCountdown(PURGE_RETRY_MS);
@@ -376,8 +367,11 @@ export class Importer implements LeaderLink {
   private async rebuildIndex(): Promise<void> {
     const found = await listOwned(this.options.store, this.options.owner, this.options.policy);
     this.owned.clear();
+    const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
     for (const { ref, object } of found) {
       const riName = object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '';
+      // Another leader is the source of this import: its objects are that leader's to keep.
+      if (sources?.decide(riName).kind === 'yield') continue;
       this.owned.set(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
     }
     // Reservations follow what exists and who is admitted.
@@ -416,14 +410,7 @@ export class Importer implements LeaderLink {
     const previous = this.riState.reject(riName, rejection, awaited ?? (waitsForNamespace && plan.kind === 'apply'
       ? unavailableNamespaces(plan.objects, this.options.namespaceExists, this.options.namespaceTerminating) : []));
     if (previous?.message === rejection.message) return;
-    if (quiet) {
-      this.options.logger.debug('resource import held back', { resourceImport: riName, rule: rejection.rule, detail: rejection.message });
-      return;
-    }
-    this.options.logger.warn('resource import rejected', { resourceImport: riName, rule: rejection.rule, detail: rejection.message });
-    this.options.events.record(this.options.eventTarget(), 'Warning', `ImportRejected${rejection.rule}`, rejection.message);
-    this.options.onRejection?.(rejection.rule);
-    this.options.onOutcome?.(kind, 'rejected');
+    this.reports.rejected(riName, kind, rejection, quiet);
   }
 
   // -------------------------------------------------------------------------------------
@@ -476,7 +463,20 @@ export class Importer implements LeaderLink {
   private async reconcileOne(riName: string, informer: ResilientInformer<ResourceImport>, guard: WriteGuard): Promise<WorkResult> {
     const ri = informer.get(riName, this.options.owner.leaderNamespace);
     const current = this.owned.ofRI(riName);
+    const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
+    if (sources !== undefined) {
+      const decision = sources.decide(riName);
+      // Another connected leader is the source: it takes what this one imported over as it is.
+      if (decision.kind === 'yield') {
+        this.handOver(riName, current);
+        return undefined;
+      }
+      // No connected leader holds it, but one still listing may: nothing is removed before it says.
+      if (decision.kind === 'wait') return undefined;
+      if (ri) this.noteDivergence(riName, sources.differing(riName));
+    }
     if (!ri) {
+      this.divergent.delete(riName);
       this.refusedAt.delete(riName);
       this.riState.forget(riName);
       await this.applier.removeAll(current, guard);
@@ -571,21 +571,27 @@ export class Importer implements LeaderLink {
     return undefined;
   }
 
-  private recordConflict(riName: string, ref: ObjectRef, why: string, claimed: boolean): void {
-    const object = `${ref.plural} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-    const message = claimed
-      ? `ResourceImport ${this.options.owner.leaderNamespace}/${riName} needs ${object}, which exists and ${why}: nothing of the imported Service was created, and ${object} is left untouched (rename or remove it to let the import land)`
-      : `ResourceImport ${this.options.owner.leaderNamespace}/${riName} wants ${object}, which exists and ${why}: left untouched`;
-    if (this.riState.conflict(riName, message)) {
-      this.options.logger.warn('import conflicts with an existing object', { resourceImport: riName, object: `${ref.plural}/${ref.namespace ?? ''}/${ref.name}` });
-      this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
+  /** Forgets an import another leader is now the source of, deleting nothing: that leader's importer adopts the objects. */
+  private handOver(riName: string, current: Map<string, Owned>): void {
+    this.refusedAt.delete(riName);
+    this.divergent.delete(riName);
+    this.riState.forget(riName);
+    for (const [key, entry] of current) {
+      if (entry.deleting) continue;
+      this.owned.drop(key);
+      this.releaseIfUnused(entry.group);
     }
   }
 
-  private recordDeleteHeld(service: ObjectRef, endpoints: ObjectRef, why: string): void {
-    const name = `${service.namespace ?? ''}/${service.name}`;
-    const message = `imported Service ${name} is no longer wanted but was not deleted: kube-apiserver would delete Endpoints ${endpoints.namespace ?? ''}/${endpoints.name} with it, and ${why}; remove or rename those Endpoints to let the agent clean up`;
-    this.options.logger.warn('imported Service kept: deleting it would delete Endpoints that are not ours', { service: name, why });
-    this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
+  /** This leader is the source of the import; other connected leaders whose copy differs are said once, in an Event. */
+  private noteDivergence(riName: string, differing: readonly string[]): void {
+    const leaders = differing.join(', ');
+    if (differing.length === 0) {
+      this.divergent.delete(riName);
+      return;
+    }
+    if (this.divergent.get(riName) === leaders) return;
+    this.divergent.set(riName, leaders);
+    this.reports.divergence(riName, leaders);
   }
 }

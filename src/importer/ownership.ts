@@ -12,7 +12,12 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'clusterset-agent';
 /** ClusterSet ID (the ClusterSet's metadata.name), as a label value: see {@link toLabelValue}. */
 export const CLUSTERSET_LABEL = 'multicluster.clusterset-agent.io/clusterset';
-/** Leader cluster ID, as a label value: see {@link toLabelValue}. */
+/**
+ * Leader cluster ID, as a label value: see {@link toLabelValue}. The leader that wrote the
+ * object: provenance, not ownership. With several leaders an import's source may move to
+ * another leader, which takes the object over as it is (nothing is written when the leaders
+ * agree), so the label names the leader that last wrote it.
+ */
 export const LEADER_LABEL = 'multicluster.clusterset-agent.io/leader';
 /**
  * Name of the ResourceImport an object came from. An annotation, not a label: RI names are
@@ -73,7 +78,7 @@ export function ownerAnnotations(owner: ImportOwner, resourceImportName: string)
 
 /** Label selector matching exactly the objects {@link isOwnedBy} accepts for this owner. */
 export function ownerSelector(owner: ImportOwner): string {
-  return Object.entries(ownerLabels(owner)).map(([k, v]) => `${k}=${v}`).join(',');
+  return clusterSetSelector(owner.clusterSetID);
 }
 
 /** Label selector for every object imported for a ClusterSet, whichever leader it came from. */
@@ -95,14 +100,15 @@ function labelsOf(obj: ObjectLike): Readonly<Record<string, unknown>> | undefine
 }
 
 /**
- * The object was imported by this agent for this ClusterSet from this leader. The leader
- * namespace is not part of ownership: it is provenance, and an edited leader namespace must
- * not turn the agent's own objects into "foreign" ones it may no longer clean up.
+ * The object was imported by this agent for this ClusterSet, from any of its leaders. The
+ * leader (label) and the leader namespace are not part of ownership: they are provenance. An
+ * edited leader namespace must not turn the agent's own objects into "foreign" ones it may no
+ * longer clean up, and with several leaders one leader takes over what another imported.
  */
 export function isOwnedBy(obj: ObjectLike, owner: ImportOwner): boolean {
   const labels = labelsOf(obj);
   if (labels === undefined) return false;
-  return Object.entries(ownerLabels(owner)).every(([k, v]) => labels[k] === v);
+  return labels[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && labels[CLUSTERSET_LABEL] === toLabelValue(owner.clusterSetID);
 }
 
 /** The object was imported by this agent, for any ClusterSet. */

@@ -27,7 +27,7 @@ import {
   IMPORTED_SERVICE_ANNOTATION,
 } from '../common/api/names.js';
 import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_MIRROR_LABEL, withOwnerReference } from './endpoint-slices.js';
-import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
+import { LEADER_LABEL, ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { isRecord, type Json } from '../common/kube/json.js';
 
 /** One object the importer wants to exist, with what the engine needs to address it. */
@@ -379,10 +379,15 @@ function covers(desired: unknown, live: unknown): boolean {
   return isDeepStrictEqual(desired, live);
 }
 
+/**
+ * The leader label is left out: it names the leader that wrote the object, and another leader
+ * of the ClusterSet that takes an import over with the same content has nothing to write.
+ */
 function metadataCovers(desired: Json, live: Json): boolean {
   const d = recordOf(desired['metadata']);
   const l = recordOf(live['metadata']);
-  return covers(d['labels'] ?? {}, l['labels'] ?? {}) && covers(d['annotations'] ?? {}, l['annotations'] ?? {});
+  const { [LEADER_LABEL]: _writer, ...labels } = recordOf(d['labels']);
+  return covers(labels, l['labels'] ?? {}) && covers(d['annotations'] ?? {}, l['annotations'] ?? {});
 }
 
 function comparablePorts(ports: unknown): unknown {

@@ -70,6 +70,7 @@ describe("with Antrea's own ClusterSet CRD in the member", () => {
     assert.equal(event.length, 1);
     assert.match(event[0]?.message ?? '', /drops status\.imports, status\.clusterStatuses\[\]\.lastHeartbeatTime/);
     assert.match(event[0]?.message ?? '', /Install the chart's CRDs/);
+    assert.match(event[0]?.message ?? '', /allows one leader per ClusterSet \(spec\.leaders maxItems 1\)/);
     assert.equal(log.lines.filter((l) => l.includes('ClusterSet CRD prunes status fields')).length, 1);
 
     // Steady state: nothing new to say, so no status write at all over several beats.

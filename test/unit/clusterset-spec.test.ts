@@ -19,7 +19,7 @@ describe('leaderTarget()', () => {
     const r = leaderTarget(cs({ clusterID: '', namespace: '', leaders: [] }));
     assert.ok(!r.ok);
     assert.match(r.message, /spec\.clusterID is empty/);
-    assert.match(r.message, /exactly one leader, found 0/);
+    assert.match(r.message, /at least one leader, found 0/);
     assert.match(r.message, /spec\.namespace is empty/);
   });
 
@@ -30,6 +30,25 @@ describe('leaderTarget()', () => {
     const dotted = leaderTarget(cs({ ...good, clusterID: 'east.example' }));
     assert.ok(!dotted.ok);
     assert.match(dotted.message, /spec\.clusterID: cluster ID "east\.example" is not valid: a cluster ID is a DNS-1123 label.*\(no dots\)/);
+  });
+
+  it('accepts several leaders, in spec order, each its own target', () => {
+    const r = leaderTarget(cs({ ...good, leaders: [...good.leaders, { clusterID: 'leader-b', server: 'https://b:6443', secret: 'sb' }] }));
+    assert.ok(r.ok);
+    assert.deepEqual(r.targets.map((t) => [t.leaderClusterID, t.server, t.secretName]), [['leader', 'https://l:6443', 's'], ['leader-b', 'https://b:6443', 'sb']]);
+    assert.equal(r.target.leaderClusterID, 'leader');
+  });
+
+  it('refuses a leader listed twice (by ID or by server), naming the entry', () => {
+    const byId = leaderTarget(cs({ ...good, leaders: [...good.leaders, { clusterID: 'leader', server: 'https://b:6443', secret: 'sb' }] }));
+    assert.ok(!byId.ok);
+    assert.match(byId.message, /spec\.leaders\[1\]\.clusterID "leader" is listed twice/);
+    const byServer = leaderTarget(cs({ ...good, leaders: [...good.leaders, { clusterID: 'b', server: 'https://l:6443', secret: 'sb' }] }));
+    assert.ok(!byServer.ok);
+    assert.match(byServer.message, /spec\.leaders\[1\]\.server "https:\/\/l:6443" is listed twice/);
+    const empty = leaderTarget(cs({ ...good, leaders: [...good.leaders, { clusterID: 'b', server: '', secret: 'sb' }] }));
+    assert.ok(!empty.ok);
+    assert.match(empty.message, /spec\.leaders\[1\]\.server is empty/);
   });
 
   it('treats a new server URL or Secret as the same leader (a rotation), a new leader ID as a change', () => {

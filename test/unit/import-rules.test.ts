@@ -109,8 +109,8 @@ function meta(obj: DesiredObject): { labels: Record<string, string>; annotations
 describe('ownership', () => {
   it('labels imported objects with the agent, the ClusterSet and the leader', () => {
     assert.deepEqual(ownerLabels(owner), { [MANAGED_BY_LABEL]: 'clusterset-agent', [CLUSTERSET_LABEL]: 'set-1', [LEADER_LABEL]: 'leader-1' });
-    assert.equal(ownerSelector(owner),
-      'app.kubernetes.io/managed-by=clusterset-agent,multicluster.clusterset-agent.io/clusterset=set-1,multicluster.clusterset-agent.io/leader=leader-1');
+    // The leader label is provenance (which leader wrote it): one leader of a ClusterSet takes over another's imports.
+    assert.equal(ownerSelector(owner), 'app.kubernetes.io/managed-by=clusterset-agent,multicluster.clusterset-agent.io/clusterset=set-1');
     assert.equal(clusterSetSelector('set-1'), 'app.kubernetes.io/managed-by=clusterset-agent,multicluster.clusterset-agent.io/clusterset=set-1');
     assert.equal(AGENT_SELECTOR, 'app.kubernetes.io/managed-by=clusterset-agent');
   });
@@ -135,7 +135,7 @@ describe('ownership', () => {
     const plainJson: Record<string, unknown> = JSON.parse(JSON.stringify({ metadata: { labels: { ...labels, extra: 'x' } } })) as Record<string, unknown>;
     assert.equal(isOwnedBy(plainJson, owner), true);
     assert.equal(isOwnedBy({ metadata: { labels } }, { ...owner, clusterSetID: 'set-2' }), false);
-    assert.equal(isOwnedBy({ metadata: { labels } }, { ...owner, leaderClusterID: 'leader-2' }), false);
+    assert.equal(isOwnedBy({ metadata: { labels } }, { ...owner, leaderClusterID: 'leader-2' }), true, 'another leader of the same ClusterSet takes it over');
     assert.equal(isOwnedBy({ metadata: { labels } }, { ...owner, leaderNamespace: 'elsewhere' }), true, 'leader namespace is provenance only');
     assert.equal(isOwnedBy({ metadata: {} }, owner), false);
     assert.equal(isOwnedBy({}, owner), false);

@@ -38,6 +38,22 @@ describe('join plan', () => {
     assert.match(plan.refusals[0] ?? '', /spec\.clusterID is "west", join needs "east"; spec\.leaders\[0\]\.clusterID is "other", join needs "leader"; spec\.leaders\[0\]\.server is "https:\/\/10\.0\.0\.2:6443", join needs "https:\/\/10\.0\.0\.1:6443"/);
   });
 
+  it('the same membership with another leader cluster: join adds that leader to the member ClusterSet (issue 30)', () => {
+    const existing = memberClusterSetManifest(request, 'leader');
+    const second = { ...request, leaderServer: 'https://10.0.0.2:6443', secretName: 'leader-b-token' };
+    const plan = planJoin(second, leader({ clusterSet: leaderCS('leader-b') }), member({ clusterSet: existing }), CA);
+    assert.deepEqual(plan.refusals, []);
+    assert.equal(plan.createMemberClusterSet, undefined);
+    assert.deepEqual(plan.addMemberLeader, { clusterID: 'leader-b', server: 'https://10.0.0.2:6443', secret: 'leader-b-token' });
+    // Joined already: nothing to add; the same Secret as the first leader's: refused.
+    const both: ClusterSet = { ...existing, spec: { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [...(existing.spec?.leaders ?? []), { clusterID: 'leader-b', server: 'https://10.0.0.2:6443', secret: 'leader-b-token' }] } };
+    const again = planJoin(second, leader({ clusterSet: leaderCS('leader-b') }), member({ clusterSet: both }), CA);
+    assert.deepEqual([again.refusals, again.addMemberLeader], [[], undefined]);
+    const sameSecret = planJoin({ ...second, secretName: 'leader-token' }, leader({ clusterSet: leaderCS('leader-b') }), member({ clusterSet: existing, secret: { caPem: CA, token: 'x' } }), CA);
+    assert.ok(sameSecret.refusals.some((r) => r.includes('is the Secret of leader leader in ClusterSet prod')), sameSecret.refusals.join('\n'));
+    assert.equal(sameSecret.addMemberLeader, undefined);
+  });
+
   it('a missing leader ClusterSet: refused unless the leader cluster ID is given, then planned', () => {
     assert.match(planJoin(request, leader({ clusterSet: undefined }), member(), CA).refusals.join('\n'), /the leader has no ClusterSet antrea-multicluster\/prod: pass --leader-cluster-id/);
     const plan = planJoin({ ...request, leaderClusterID: 'hub' }, leader({ clusterSet: undefined }), member(), CA);

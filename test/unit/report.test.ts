@@ -27,6 +27,35 @@ const member = (overrides: Partial<MemberInput> = {}) => memberReport({
 });
 
 describe('status report: member', () => {
+  it('several leaders: each shown with its own Ready and last beat; a missing one needs attention, the ClusterSet stays Ready', () => {
+    const base = memberCS({ status: 'True', reason: 'Connected' });
+    const cs: ClusterSet = {
+      ...base,
+      spec: { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [
+        { clusterID: 'leader-a', server: 'https://a:6443', secret: 'a-token' }, { clusterID: 'leader-b', server: 'https://b:6443', secret: 'b-token' },
+      ] },
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Connected', lastTransitionTime: '2026-12-03T11:00:00Z' },
+          { type: 'AllLeadersConnected', status: 'False', reason: 'LeadersDisconnected', message: '1/2 leaders connected; not connected: leader-a (Disconnected)', lastTransitionTime: '2026-12-03T11:30:00Z' },
+        ],
+        clusterStatuses: [
+          { clusterID: 'leader-a', lastHeartbeatTime: '2026-12-03T11:29:00Z', conditions: [{ type: 'Ready', status: 'False', reason: 'Disconnected' }, { type: 'IsLeader', status: 'Unknown' }] },
+          { clusterID: 'leader-b', lastHeartbeatTime: '2026-12-03T11:59:50Z', conditions: [{ type: 'Ready', status: 'True', reason: 'Connected' }, { type: 'IsLeader', status: 'True' }] },
+        ],
+        imports: { total: 4 },
+      },
+    };
+    const r = member({ clusterSet: cs });
+    assert.deepEqual(r.leaders?.map((l) => [l.clusterID, l.ready?.status, l.lastHeartbeatAgeSeconds]), [['leader-a', 'False', 1860], ['leader-b', 'True', 10]]);
+    assert.equal(r.ready?.status, 'True');
+    assert.ok(r.problems.some((p) => p.startsWith('AllLeadersConnected=False (LeadersDisconnected)') && p.includes('leader-a')), r.problems.join('\n'));
+    const text = renderReports([r]);
+    assert.match(text, /Leaders: {4}1\/2 connected\n {4}leader-a at https:\/\/a:6443: Ready False \(Disconnected\)/);
+    assert.match(text, /\n {4}leader-b at https:\/\/b:6443: Ready True \(Connected\), last beat 2026-12-03T11:59:50Z/);
+    assert.equal(member().leaders, undefined, 'one leader: the report is as before');
+  });
+
   it('a healthy member with a rejected import needs attention for the rejection only', () => {
     const r = member();
     assert.equal(r.ready?.status, 'True');

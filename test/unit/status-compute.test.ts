@@ -85,3 +85,35 @@ describe('prunedStatusFields() and omit', () => {
     assert.equal(s.readyClusters, 1);
   });
 });
+
+describe('computeStatus() with several leaders', () => {
+  const named = (id: string, ready: 'True' | 'False' | 'Unknown', reason = 'Connected'): LeaderStatus => ({ ...leader(ready, reason), leaderClusterID: id });
+
+  it('Ready while at least one leader is connected; AllLeadersConnected=False names the missing ones; "1/2"', () => {
+    const s = computeStatus({ generation: 1, leaders: [named('a', 'False', 'Disconnected'), named('b', 'True')], now });
+    assert.equal(s.totalClusters, 2);
+    assert.equal(s.readyClusters, 1);
+    assert.equal(s.leaders, '1/2');
+    assert.deepEqual(s.conditions.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'Connected'], ['AllLeadersConnected', 'False', 'LeadersDisconnected']]);
+    assert.match(s.conditions[0]?.message ?? '', /Connected to leader cluster b \(1\/2\)/);
+    assert.match(s.conditions[1]?.message ?? '', /not connected: a \(Disconnected\)/);
+    assert.deepEqual(s.clusterStatuses.map((c) => [c.clusterID, c.conditions[0]?.status]), [['a', 'False'], ['b', 'True']]);
+  });
+
+  it('every leader connected: AllLeadersConnected=True; none: Ready False naming each leader', () => {
+    const all = computeStatus({ generation: 1, leaders: [named('a', 'True'), named('b', 'True')], now });
+    assert.deepEqual(all.conditions.map((c) => [c.type, c.status]), [['Ready', 'True'], ['AllLeadersConnected', 'True']]);
+    assert.equal(all.leaders, '2/2');
+    const none = computeStatus({ generation: 1, leaders: [named('a', 'False', 'Unauthorized'), named('b', 'Unknown', 'Connecting')], now });
+    assert.equal(none.conditions[0]?.status, 'False');
+    assert.equal(none.conditions[0].reason, 'Unauthorized');
+    assert.match(none.conditions[0].message ?? '', /No leader connected: a: Unauthorized.*; b: Connecting/);
+  });
+
+  it('one leader: no AllLeadersConnected condition and no leaders field, exactly as before', () => {
+    const s = computeStatus({ generation: 1, leaders: [leader('False', 'Disconnected')], now });
+    assert.deepEqual(s.conditions.map((c) => c.type), ['Ready']);
+    assert.equal(s.leaders, undefined);
+    assert.equal('leaders' in s, false);
+  });
+});

@@ -264,6 +264,7 @@ function dryRunManifests(options: JoinOptions, plan: JoinPlan, renew: string | u
     docs.push({ '# member': plan.secretExists ? `replaced: ${renew ?? ''}` : 'created in the member', ...secret, data: { ...secret.data, [LEADER_SECRET_TOKEN_KEY]: '<token issued by join>' } });
   }
   if (plan.createMemberClusterSet !== undefined) docs.push({ '# member': 'created in the member', ...plan.createMemberClusterSet });
+  if (plan.addMemberLeader !== undefined) docs.push({ '# member': `added to spec.leaders of ClusterSet ${options.memberNamespace}/${options.clusterSet}`, ...plan.addMemberLeader });
   if (docs.length === 0) return '# nothing to write: the member has joined already\n';
   return docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 }
@@ -349,6 +350,17 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     const body = { ...plan.createMemberClusterSet, metadata: { ...plan.createMemberClusterSet.metadata, labels: MANAGED_BY, annotations } };
     await custom.member.createNamespacedCustomObject({ ...clusterSetRef(options.memberNamespace), body });
     note(`member: created ClusterSet ${options.memberNamespace}/${options.clusterSet} (member ${options.clusterID}, leader ${plan.leaderClusterID} at ${options.leaderServer})`);
+  }
+  if (plan.addMemberLeader !== undefined) {
+    // Only if the ClusterSet is still the one the plan read: a concurrent edit makes the test fail.
+    await custom.member.patchNamespacedCustomObject({
+      ...clusterSetRef(options.memberNamespace), name: options.clusterSet,
+      body: [
+        { op: 'test', path: '/metadata/resourceVersion', value: memberState.clusterSet?.metadata?.resourceVersion },
+        { op: 'add', path: '/spec/leaders/-', value: plan.addMemberLeader },
+      ],
+    });
+    note(`member: added leader ${plan.leaderClusterID} at ${options.leaderServer} to ClusterSet ${options.memberNamespace}/${options.clusterSet}`);
   }
   if (wrote.length === 0) options.progress('everything is in place already: nothing written');
   const ready = options.waitSeconds > 0 ? await waitForReady(options) : undefined;

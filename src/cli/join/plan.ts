@@ -3,7 +3,7 @@
 //
 // Every contradiction is found before anything is written, and each is said with the object,
 // the field, what it holds and what join would need, so the user can fix the one that is wrong.
-import { CLUSTERSET, type ClusterSet } from '../../common/api/antrea.js';
+import { CLUSTERSET, type ClusterSet, type LeaderClusterInfo } from '../../common/api/antrea.js';
 import { DEFAULT_LEADER_NAMESPACE, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../../common/api/names.js';
 import { leaderTarget } from '../../clusterset/spec.js';
 
@@ -45,6 +45,11 @@ export interface JoinPlan {
   readonly createLeaderClusterSet: ClusterSet | undefined;
   /** The member ClusterSet to create; undefined when an equal one exists. */
   readonly createMemberClusterSet: ClusterSet | undefined;
+  /**
+   * The leader to add to the member's existing ClusterSet (same cluster ID and leader
+   * namespace, another leader cluster): the member then has several leaders (issue 30).
+   */
+  readonly addMemberLeader: LeaderClusterInfo | undefined;
   /** The member ClusterSet as join wants it (created, or found equal). */
   readonly memberClusterSet: ClusterSet;
   /** Whether the member's Secret exists: its token is then checked before a new one is issued. */
@@ -85,22 +90,36 @@ export function memberSecretManifest(request: JoinRequest, caPem: string, token:
   };
 }
 
+/**
+ * The leader join adds to an existing member ClusterSet: the same membership (cluster ID and
+ * leader namespace) that does not list this leader cluster yet. Undefined otherwise (another
+ * membership, or the leader is listed: then compared field by field).
+ */
+function leaderToAdd(existing: ClusterSet, wanted: ClusterSet): LeaderClusterInfo | undefined {
+  const have = existing.spec;
+  const want = wanted.spec?.leaders[0];
+  if (want === undefined || (have?.clusterID ?? '') !== (wanted.spec?.clusterID ?? '')) return undefined;
+  if ((have?.namespace ?? DEFAULT_LEADER_NAMESPACE) !== wanted.spec?.namespace) return undefined;
+  const listed = (have?.leaders ?? []).some((l) => l.clusterID === want.clusterID || (l.server !== undefined && l.server === want.server));
+  return listed ? undefined : want;
+}
+
 /** Field by field, how an existing member ClusterSet differs from the one join needs. */
 function clusterSetDifferences(existing: ClusterSet, wanted: ClusterSet): string[] {
   const have = existing.spec;
   const want = wanted.spec;
-  const haveLeader = have?.leaders[0];
+  // With several leaders, the entry of the leader join is about (by ID), else the first.
+  const index = Math.max(0, (have?.leaders ?? []).findIndex((l) => l.clusterID === want?.leaders[0]?.clusterID));
+  const haveLeader = have?.leaders[index];
   const wantLeader = want?.leaders[0];
   const fields: [string, string | undefined, string | undefined][] = [
     ['spec.clusterID', have?.clusterID, want?.clusterID],
     ['spec.namespace', have?.namespace ?? DEFAULT_LEADER_NAMESPACE, want?.namespace],
-    ['spec.leaders[0].clusterID', haveLeader?.clusterID, wantLeader?.clusterID],
-    ['spec.leaders[0].server', haveLeader?.server, wantLeader?.server],
-    ['spec.leaders[0].secret', haveLeader?.secret, wantLeader?.secret],
+    [`spec.leaders[${String(index)}].clusterID`, haveLeader?.clusterID, wantLeader?.clusterID],
+    [`spec.leaders[${String(index)}].server`, haveLeader?.server, wantLeader?.server],
+    [`spec.leaders[${String(index)}].secret`, haveLeader?.secret, wantLeader?.secret],
   ];
-  const differences = fields.filter(([, a, b]) => (a ?? '') !== (b ?? '')).map(([field, a, b]) => `${field} is ${JSON.stringify(a ?? '')}, join needs ${JSON.stringify(b ?? '')}`);
-  if ((have?.leaders.length ?? 0) > 1) differences.push(`it names ${String(have?.leaders.length)} leaders`);
-  return differences;
+  return fields.filter(([, a, b]) => (a ?? '') !== (b ?? '')).map(([field, a, b]) => `${field} is ${JSON.stringify(a ?? '')}, join needs ${JSON.stringify(b ?? '')}`);
 }
 
 function sameCa(a: string, b: string): boolean {
@@ -146,10 +165,22 @@ export function planJoin(request: JoinRequest, leader: LeaderState, member: Memb
   if (!member.clusterSetsServed) refusals.push(`the member cluster serves no ${CLUSTERSET.plural}.${CLUSTERSET.group}: install the chart there (mode=member) first`);
   else if (!member.namespaceExists) refusals.push(`the agent namespace ${request.memberNamespace} does not exist in the member: install the chart there, or pass the right --member-namespace`);
   let createMemberClusterSet: ClusterSet | undefined = memberClusterSet;
+  let addMemberLeader: LeaderClusterInfo | undefined;
   if (member.clusterSet !== undefined) {
-    const differences = clusterSetDifferences(member.clusterSet, memberClusterSet);
-    if (differences.length > 0) {
-      refusals.push(`the member already has ClusterSet ${where(request.memberNamespace, request.clusterSet)} for another membership: ${differences.join('; ')}. Run leave for it first, or fix the flags`);
+    const added = leaderToAdd(member.clusterSet, memberClusterSet);
+    if (added !== undefined) {
+      // The same membership, another leader cluster: join adds it, after the same checks.
+      const merged: ClusterSet = { ...member.clusterSet, spec: { ...member.clusterSet.spec, clusterID: request.clusterID, leaders: [...(member.clusterSet.spec?.leaders ?? []), added] } };
+      const mergedValid = leaderTarget(merged);
+      if (!mergedValid.ok) refusals.push(`adding leader ${added.clusterID ?? ''} to ClusterSet ${where(request.memberNamespace, request.clusterSet)} would make it invalid: ${mergedValid.message}`);
+      const sharing = member.clusterSet.spec?.leaders.find((l) => l.secret === request.secretName);
+      if (sharing !== undefined) refusals.push(`Secret ${where(request.memberNamespace, request.secretName)} is the Secret of leader ${sharing.clusterID ?? ''} in ClusterSet ${request.clusterSet}: pass another --secret-name for the leader added`);
+      addMemberLeader = added;
+    } else {
+      const differences = clusterSetDifferences(member.clusterSet, memberClusterSet);
+      if (differences.length > 0) {
+        refusals.push(`the member already has ClusterSet ${where(request.memberNamespace, request.clusterSet)} for another membership: ${differences.join('; ')}. Run leave for it first, or fix the flags`);
+      }
     }
     createMemberClusterSet = undefined;
   }
@@ -163,6 +194,7 @@ export function planJoin(request: JoinRequest, leader: LeaderState, member: Memb
     leaderClusterID,
     createLeaderClusterSet: refusals.length === 0 ? createLeaderClusterSet : undefined,
     createMemberClusterSet,
+    addMemberLeader: refusals.length === 0 ? addMemberLeader : undefined,
     memberClusterSet,
     secretExists: member.secret !== undefined,
   };

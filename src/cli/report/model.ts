@@ -50,6 +50,16 @@ export interface ServiceExportView {
   readonly conflict: ConditionView | undefined;
 }
 
+/** One leader of a ClusterSet that lists several, as the member's status shows it. */
+export interface LeaderView {
+  readonly clusterID: string;
+  readonly server: string;
+  readonly ready: ConditionView | undefined;
+  readonly isLeader: ConditionView | undefined;
+  readonly lastHeartbeat: string | undefined;
+  readonly lastHeartbeatAgeSeconds: number | undefined;
+}
+
 export interface MemberClusterSetReport {
   readonly role: 'member';
   readonly namespace: string;
@@ -66,6 +76,8 @@ export interface MemberClusterSetReport {
   readonly warnings: readonly EventView[];
   readonly exports: readonly ServiceExportView[];
   readonly problems: readonly string[];
+  /** With several leaders: each, in spec.leaders order (`leader` and the fields above are the first's). */
+  readonly leaders?: readonly LeaderView[];
 }
 
 export interface MemberView {
@@ -149,7 +161,7 @@ export interface LeaderInput {
 export const DEFAULT_STALE_AFTER_SECONDS = 300;
 
 /** Conditions that are good when True; any other condition on a ClusterSet reports a problem while True (e.g. DuplicateClusterID). */
-const GOOD_WHEN_TRUE: ReadonlySet<string> = new Set([CONDITION_TYPE.Ready, CONDITION_TYPE.IsLeader, 'ClusterConnected', 'ImportsSynced']);
+const GOOD_WHEN_TRUE: ReadonlySet<string> = new Set([CONDITION_TYPE.Ready, CONDITION_TYPE.IsLeader, 'ClusterConnected', 'ImportsSynced', 'AllLeadersConnected']);
 
 /** Every condition but Ready that says something is wrong, one line each. */
 export function warningConditions(conditions: readonly (Condition | MetaCondition)[]): string[] {
@@ -249,7 +261,8 @@ function humanSeconds(seconds: number): string {
 
 export function memberReport(input: MemberInput): MemberClusterSetReport {
   const { clusterSet: cs, nowMs } = input;
-  const leader = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '') ?? {};
+  const listed = (cs.spec?.leaders ?? []).filter((l) => (l.server ?? '') !== '');
+  const leader = listed[0] ?? {};
   const leaderStatus = cs.status?.clusterStatuses?.find((s) => s.clusterID === leader.clusterID) ?? cs.status?.clusterStatuses?.[0];
   const ready = conditionView(cs.status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready));
   const isLeader = conditionView(leaderStatus?.conditions?.find((c) => c.type === CONDITION_TYPE.IsLeader));
@@ -273,8 +286,13 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
   else if (ready.status !== 'True') problems.push(`not Ready (${ready.reason}): ${ready.message}`);
   const beatAge = ageSeconds(lastHeartbeat, nowMs);
   const staleAfter = input.staleAfterSeconds ?? DEFAULT_STALE_AFTER_SECONDS;
-  if (ready?.status === 'True' && beatAge !== undefined && beatAge > staleAfter) {
-    problems.push(`last heartbeat ${humanSeconds(beatAge)} ago (${lastHeartbeat ?? ''}), over ${humanSeconds(staleAfter)}, while Ready still says True: the agent is not running, or cannot write its status`);
+  // With several leaders, Ready stands on any of them: the newest beat tells whether the agent runs.
+  const newestBeat = listed.length > 1
+    ? (cs.status?.clusterStatuses ?? []).map((s) => s.lastHeartbeatTime).filter((t): t is string => t !== undefined).sort().at(-1)
+    : lastHeartbeat;
+  const newestAge = ageSeconds(newestBeat, nowMs);
+  if (ready?.status === 'True' && newestAge !== undefined && newestAge > staleAfter) {
+    problems.push(`last heartbeat ${humanSeconds(newestAge)} ago (${newestBeat ?? ''}), over ${humanSeconds(staleAfter)}, while Ready still says True: the agent is not running, or cannot write its status`);
   }
   problems.push(...warningConditions(cs.status?.conditions ?? []));
   if (credential.problem !== undefined) problems.push(`credential: ${credential.problem}`);
@@ -304,6 +322,19 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
     warnings: foldWarnings(input.events),
     exports,
     problems,
+    ...(listed.length > 1 ? { leaders: listed.map((l) => leaderView(cs, l, nowMs)) } : {}),
+  };
+}
+
+function leaderView(cs: ClusterSet, leader: { clusterID?: string; server?: string }, nowMs: number): LeaderView {
+  const status = cs.status?.clusterStatuses?.find((s) => s.clusterID === leader.clusterID);
+  return {
+    clusterID: leader.clusterID ?? '',
+    server: leader.server ?? '',
+    ready: conditionView(status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),
+    isLeader: conditionView(status?.conditions?.find((c) => c.type === CONDITION_TYPE.IsLeader)),
+    lastHeartbeat: status?.lastHeartbeatTime,
+    lastHeartbeatAgeSeconds: ageSeconds(status?.lastHeartbeatTime, nowMs),
   };
 }
 

@@ -36,6 +36,11 @@ function member(r: MemberClusterSetReport): string[] {
   if (r.ready !== undefined && r.ready.message !== '') lines.push(`              ${r.ready.message}`);
   if (r.isLeader !== undefined) lines.push(`  IsLeader:   ${condition(r.isLeader)}`);
   lines.push(`  Last beat:  ${r.lastHeartbeat ?? 'never'}${ago(r.lastHeartbeatAgeSeconds)}`);
+  if (r.leaders !== undefined) {
+    const connected = r.leaders.filter((l) => l.ready?.status === 'True' && l.isLeader?.status === 'True').length;
+    lines.push(`  Leaders:    ${connected}/${r.leaders.length} connected`);
+    for (const l of r.leaders) lines.push(`    ${l.clusterID} at ${l.server}: Ready ${condition(l.ready)}, last beat ${l.lastHeartbeat ?? 'never'}${ago(l.lastHeartbeatAgeSeconds)}`);
+  }
   const c = r.credential;
   const expiry = c.problem !== undefined ? c.problem
     : c.expiresAt === undefined ? 'no expiry in the token'

@@ -165,7 +165,7 @@ export interface LeaderClusterInfo {
 export interface ClusterSetSpec {
   /** Local cluster ID (required by the schema; may be "" and then resolved from a ClusterClaim). */
   clusterID: string;
-  /** Exactly one leader. */
+  /** One or more leaders, each live (Antrea's own CRD allows one; the chart's up to 5). */
   leaders: LeaderClusterInfo[];
   /** Leader Namespace (member side only). */
   namespace?: string;
@@ -176,6 +176,8 @@ export interface ClusterSetImportCounters {
   total?: number;
   rejected?: number;
   conflicts?: number;
+  /** With several leaders: imports whose copies on the connected leaders differ. */
+  divergent?: number;
 }
 
 export interface ClusterStatus {
@@ -194,6 +196,8 @@ export interface ClusterSetStatus {
   clusterStatuses?: ClusterStatus[];
   /** Member-side addition (not in Antrea). */
   imports?: ClusterSetImportCounters;
+  /** Member-side addition (not in Antrea), with several leaders: connected out of listed, e.g. "2/3". */
+  leaders?: string;
 }
 
 /** ClusterSet v1alpha2. `metadata.name` is the ClusterSet ID (must equal the leader's ClusterSet name). */

@@ -14,6 +14,8 @@ export interface ImportCounts {
   readonly total: number;
   readonly rejected: number;
   readonly conflicts: number;
+  /** With several leaders: imports whose copies on the connected leaders differ (the source's is kept). */
+  readonly divergent?: number;
 }
 
 /** The import watcher's health: `False` while it cannot list or watch ResourceImports (imports frozen). */
@@ -26,6 +28,8 @@ export interface ImportsSynced {
 }
 
 export const IMPORTS_SYNCED = 'ImportsSynced';
+/** With several leaders: True while every leader is connected, False naming those that are not. */
+export const ALL_LEADERS_CONNECTED = 'AllLeadersConnected';
 
 export interface ComputedStatus {
   readonly observedGeneration?: number;
@@ -34,6 +38,8 @@ export interface ComputedStatus {
   readonly conditions: readonly Condition[];
   readonly clusterStatuses: readonly ClusterStatusEntry[];
   readonly imports?: ImportCounts;
+  /** With several leaders, "<connected>/<listed>" for the LEADERS printer column. */
+  readonly leaders?: string;
 }
 
 export interface StatusInput {
@@ -67,6 +73,7 @@ export function computeStatus(input: StatusInput): ComputedStatus {
     conditions: [
       { type: 'Ready', status: overall.status, lastTransitionTime, reason: overall.reason, message: overall.message },
       ...(input.importsSynced === undefined ? [] : [importsSyncedCondition(input.importsSynced, input)]),
+      ...(input.leaders.length > 1 && !input.specProblem ? [allLeadersCondition(input)] : []),
     ],
     clusterStatuses: input.leaders.map((l) => ({
       clusterID: l.leaderClusterID,
@@ -74,7 +81,27 @@ export function computeStatus(input: StatusInput): ComputedStatus {
       ...(l.lastHeartbeatTime !== undefined && !input.omit?.has('lastHeartbeatTime') ? { lastHeartbeatTime: l.lastHeartbeatTime } : {}),
     })),
     ...(input.imports && !input.omit?.has('imports') ? { imports: input.imports } : {}),
+    ...(input.leaders.length > 1 ? { leaders: `${String(input.leaders.filter(connected).length)}/${String(input.leaders.length)}` } : {}),
   };
+}
+
+/** Connected as the ClusterSet's Ready counts it: the beat accepted and the leader confirmed. */
+function connected(leader: LeaderStatus): boolean {
+  return leader.ready.status === 'True' && leader.isLeader.status === 'True';
+}
+
+function allLeadersCondition(input: StatusInput): Condition {
+  const missing = input.leaders.filter((l) => !connected(l));
+  const status = missing.length === 0 ? 'True' : 'False';
+  const previous = input.previous?.conditions?.find((c) => c.type === ALL_LEADERS_CONNECTED);
+  const lastTransitionTime = previous?.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : rfc3339(input.now);
+  return missing.length === 0
+    ? { type: ALL_LEADERS_CONNECTED, status, lastTransitionTime, reason: 'AllConnected', message: `Connected to all ${String(input.leaders.length)} leader clusters` }
+    : {
+      type: ALL_LEADERS_CONNECTED, status, lastTransitionTime, reason: 'LeadersDisconnected',
+      message: `${String(input.leaders.length - missing.length)}/${String(input.leaders.length)} leaders connected; not connected: ` +
+        missing.map((l) => `${l.leaderClusterID} (${l.ready.reason ?? 'Unknown'})`).join(', '),
+    };
 }
 
 /** Status fields this agent adds to Antrea's ClusterSet shape. */
@@ -100,6 +127,7 @@ function overallReady(input: StatusInput): Pick<Condition, 'status'> & { reason:
   if (input.specProblem) return { status: 'False', ...input.specProblem };
   const leader = input.leaders[0];
   if (!leader) return { status: 'Unknown', reason: 'NoLeader', message: 'No leader configured yet' };
+  if (input.leaders.length > 1) return severalReady(input.leaders);
   if (leader.ready.status === 'True' && leader.isLeader.status === 'True') {
     return { status: 'True', reason: 'Connected', message: `Connected to leader cluster ${leader.leaderClusterID}` };
   }
@@ -107,6 +135,24 @@ function overallReady(input: StatusInput): Pick<Condition, 'status'> & { reason:
     status: leader.ready.status === 'True' ? 'Unknown' : leader.ready.status,
     reason: leader.ready.reason ?? 'Unknown',
     message: leader.ready.message ?? '',
+  };
+}
+
+/**
+ * Several leaders: Ready while at least one is connected (each is a full path to the
+ * ClusterSet); otherwise the first leader's state, as with one leader, naming every leader.
+ */
+function severalReady(leaders: readonly LeaderStatus[]): Pick<Condition, 'status'> & { reason: string; message: string } {
+  const up = leaders.filter(connected);
+  if (up.length > 0) {
+    return { status: 'True', reason: 'Connected', message: `Connected to leader cluster${up.length > 1 ? 's' : ''} ${up.map((l) => l.leaderClusterID).join(', ')} (${String(up.length)}/${String(leaders.length)})` };
+  }
+  const first = leaders[0];
+  const anyFalse = leaders.some((l) => l.ready.status === 'False');
+  return {
+    status: anyFalse ? 'False' : 'Unknown',
+    reason: first?.ready.reason ?? 'Unknown',
+    message: `No leader connected: ${leaders.map((l) => `${l.leaderClusterID}: ${l.ready.reason ?? 'Unknown'}${l.ready.message ? ` (${l.ready.message})` : ''}`).join('; ')}`,
   };
 }
 

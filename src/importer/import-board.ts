@@ -1,0 +1,88 @@
+// The importers of one ClusterSet's leaders, side by side: each asks here which leader is
+// the source of an import (import-sources.ts decides), and tells the others when what it
+// holds or its connection changed, so that they look at the affected imports again.
+import type { ResourceImport } from '../common/api/antrea.js';
+import { decideSource, differingSources, heldElsewhere, type SourceDecision, type SourceView } from './import-sources.js';
+
+/** What the board needs of one leader's importer. */
+export interface BoardMember {
+  view(riName: string): { readonly state: SourceView['state']; readonly ri: ResourceImport | undefined };
+  /** Look at this import again (its source may have changed). */
+  recheck(riName: string): void;
+  /** Look at every import again (another leader connected, disconnected or went). */
+  recheckAll(): void;
+}
+
+/** One importer's handle on its ClusterSet's board. */
+export interface ImportSources {
+  /** The ClusterSet lists several leaders: imports are shared between them. */
+  several(): boolean;
+  decide(riName: string): SourceDecision;
+  /** Another leader holds the import, or may: what this one imported for it must stay. */
+  heldElsewhere(riName: string): boolean;
+  /** The connected leaders whose copy of the import differs from the source's. */
+  differing(riName: string): string[];
+  /** This leader's copy of the import changed (or appeared, or went). */
+  changed(riName: string): void;
+  /** This leader connected, disconnected or stopped. */
+  sourceChanged(): void;
+  /** The other leaders that still have an importer here (listed, connected or not). */
+  others(): string[];
+}
+
+export class ImportBoard {
+  #order: readonly string[] = [];
+  readonly #members = new Map<string, BoardMember>();
+
+  /** The ClusterSet's leaders in spec.leaders order: the order decides the source. */
+  setLeaders(order: readonly string[]): void {
+    const before = this.#order;
+    this.#order = [...order];
+    if (before.join('\u0000') !== this.#order.join('\u0000')) for (const member of this.#members.values()) member.recheckAll();
+  }
+
+  get several(): boolean {
+    return this.#order.length > 1 || this.#members.size > 1;
+  }
+
+  get empty(): boolean {
+    return this.#members.size === 0;
+  }
+
+  join(leaderClusterID: string, member: BoardMember): void {
+    this.#members.set(leaderClusterID, member);
+  }
+
+  /** A leader's importer is gone: the others look again at what it was the source of. */
+  leave(leaderClusterID: string, member: BoardMember): void {
+    if (this.#members.get(leaderClusterID) !== member) return;
+    this.#members.delete(leaderClusterID);
+    for (const other of this.#members.values()) other.recheckAll();
+  }
+
+  handle(self: string): ImportSources {
+    return {
+      several: () => this.several,
+      decide: (riName) => decideSource(self, this.views(riName)),
+      heldElsewhere: (riName) => heldElsewhere(self, this.views(riName)),
+      differing: (riName) => differingSources(this.views(riName)),
+      changed: (riName) => { this.notify(self, (m) => { m.recheck(riName); }); },
+      sourceChanged: () => { this.notify(self, (m) => { m.recheckAll(); }); },
+      others: () => [...this.#members.keys()].filter((id) => id !== self),
+    };
+  }
+
+  /** Every leader's view, in spec order; an importer of a leader no longer listed comes last. */
+  private views(riName: string): SourceView[] {
+    const ids = [...this.#order, ...[...this.#members.keys()].filter((id) => !this.#order.includes(id))];
+    return ids.map((id) => {
+      const member = this.#members.get(id);
+      return { leaderClusterID: id, ...(member ? member.view(riName) : { state: 'absent' as const, ri: undefined }) };
+    });
+  }
+
+  private notify(self: string, action: (member: BoardMember) => void): void {
+    if (this.#members.size <= 1) return;
+    for (const [id, member] of this.#members) if (id !== self) action(member);
+  }
+}

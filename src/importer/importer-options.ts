@@ -1,0 +1,37 @@
+// What an Importer is given: the owner it imports for, the firewall's settings, the member
+// store, and the callbacks through which it reports. Apart from importer.ts so that its
+// callers (the manager, tests) read the contract without the engine.
+import type { ImportPolicyConfig } from '../common/config/config.js';
+import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
+import type { ImportOutcome } from './applier.js';
+import type { ImportSources } from './import-board.js';
+import type { LocalStore } from './local-store.js';
+import type { ImportOwner } from './ownership.js';
+import type { TakenNames } from './taken-names.js';
+
+export interface ImporterLogger {
+  debug(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface ImporterOptions {
+  readonly owner: ImportOwner;
+  readonly policy: ImportPolicyConfig;
+  readonly store: LocalStore;
+  /** Which claimed names are taken, without a GET (taken-names.ts). @default each is read */
+  readonly takenNames?: TakenNames;
+  readonly namespaceExists: (namespace: string) => boolean;
+  /** Whether an existing namespace is being deleted. @default never */
+  readonly namespaceTerminating?: (namespace: string) => boolean;
+  readonly events: EventRecorder;
+  readonly eventTarget: () => EventTarget;
+  readonly logger: ImporterLogger;
+  /** Called when the counts reported in ClusterSet status change. */
+  readonly onCountsChanged: () => void;
+  readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
+  readonly onRejection?: (rule: string) => void;
+  readonly concurrency?: number;
+  /** The ClusterSet's other leaders' importers, when it lists several (import-board.ts). */
+  readonly sources?: ImportSources;
+}

@@ -1,0 +1,223 @@
+// Two leaders' importers of one ClusterSet side by side (issue 30 item 2), over one member
+// store: an import held by both is one set of objects, from the first leader in spec order;
+// a leader that disconnects (past its retention), withdraws or goes removes nothing the other
+// still holds, and the other takes the objects over without writing them.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResourceImport, ResourceImportList } from '../../src/common/api/antrea.js';
+import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
+import { Importer } from '../../src/importer/importer.js';
+import { ImportBoard } from '../../src/importer/import-board.js';
+import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
+import { FakeStore, storeKey } from './fakes/fake-store.js';
+
+const LEADER_NS = 'leader-ns';
+
+function svcRI(name: string, port = 80): ResourceImport {
+  return {
+    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-service`, namespace: LEADER_NS },
+    spec: { name, namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port, protocol: 'TCP' }] } } },
+  };
+}
+function epsRI(name: string, ip = '10.1.0.1'): ResourceImport {
+  return {
+    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-endpoints`, namespace: LEADER_NS },
+    spec: { name, namespace: 'team-a', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
+  };
+}
+const serviceKey = (name: string) => storeKey({ group: '', plural: 'services', namespace: 'team-a', name: `antrea-mc-${name}` });
+
+/** A leader's ResourceImports, listed and watched as the importer's informer consumes them. */
+class RILeader {
+  readonly server = 'https://leader.example:6443';
+  readonly namespace = LEADER_NS;
+  readonly resourceImportsPath = `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${LEADER_NS}/resourceimports`;
+  readonly items = new Map<string, ResourceImport>();
+  #rv = 1;
+  #watches: ((phase: string, obj: unknown) => void)[] = [];
+  readonly watch = {
+    watch: (_p: string, _q: Record<string, unknown>, callback: (phase: string, obj: unknown) => void, done: (err: unknown) => void): Promise<AbortController> => {
+      const controller = new AbortController();
+      controller.signal.addEventListener('abort', () => {
+        this.#watches = this.#watches.filter((w) => w !== callback);
+        done(new DOMException('This operation was aborted', 'AbortError'));
+      });
+      this.#watches.push(callback);
+      return Promise.resolve(controller);
+    },
+  };
+  api(): LeaderApi {
+    return this as unknown as LeaderApi;
+  }
+  listResourceImports(): Promise<ResourceImportList> {
+    return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.#rv) }, items: [...this.items.values()].map((i) => structuredClone(i)) });
+  }
+  put(...ris: ResourceImport[]): void {
+    for (const r of ris) {
+      this.#rv += 1;
+      const name = r.metadata?.name ?? '';
+      const stored = { ...structuredClone(r), metadata: { ...r.metadata, resourceVersion: String(this.#rv) } };
+      const existed = this.items.has(name);
+      this.items.set(name, stored);
+      for (const w of [...this.#watches]) w(existed ? 'MODIFIED' : 'ADDED', structuredClone(stored));
+    }
+  }
+  remove(name: string): void {
+    const found = this.items.get(name);
+    if (!found) return;
+    this.#rv += 1;
+    this.items.delete(name);
+    for (const w of [...this.#watches]) w('DELETED', { ...found, metadata: { ...found.metadata, resourceVersion: String(this.#rv) } });
+  }
+}
+
+const running: Importer[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((i) => i.stop()));
+});
+
+function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Record<'a' | 'b', Partial<ImportPolicyConfig>>> = {}) {
+  const store = new FakeStore();
+  const board = new ImportBoard();
+  board.setLeaders(['a', 'b']);
+  const events: { reason: string; message: string }[] = [];
+  const log: string[] = [];
+  const make = (leader: 'a' | 'b') => {
+    const owner: ImportOwner = { clusterSetID: 'cs', leaderClusterID: leader, leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'west' };
+    const importer = new Importer({
+      owner, policy: { ...DEFAULT_CONFIG.imports, resyncSeconds: 3600, ...policy, ...policyOf[leader] }, store,
+      namespaceExists: (ns) => ['team-a', 'agent-ns'].includes(ns),
+      events: { record: (_t, _type, reason, message) => { events.push({ reason, message }); } },
+      eventTarget: () => ({ apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'agent-ns' }),
+      logger: { debug: () => undefined, info: () => undefined, warn: (message) => { log.push(`${leader}: ${message}`); } },
+      onCountsChanged: () => undefined,
+      sources: board.handle(leader),
+    });
+    board.join(leader, { view: (n) => importer.sourceView(n), recheck: (n) => { importer.recheck(n); }, recheckAll: () => { importer.recheckAll(); } });
+    running.push(importer);
+    return importer;
+  };
+  return { store, board, events, log, a: make('a'), b: make('b'), leaderA: new RILeader(), leaderB: new RILeader() };
+}
+
+type Setup = ReturnType<typeof setup>;
+const writes = (s: Setup) => s.store.calls.filter((c) => /^(create|replace|delete) /.test(c));
+
+async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+async function settle(s: Setup): Promise<void> {
+  for (let i = 0; i < 3; i += 1) {
+    await sleep(20);
+    await Promise.all([s.a.onIdle(), s.b.onIdle()]);
+  }
+}
+
+/** Both leaders hold `api` (Service and Endpoints) and both are connected: one set of objects, written by a. */
+async function bothHoldApi(s: Setup): Promise<void> {
+  s.leaderA.put(svcRI('api'), epsRI('api'));
+  s.leaderB.put(svcRI('api'), epsRI('api'));
+  s.a.resume(s.leaderA.api());
+  s.b.resume(s.leaderB.api());
+  await waitFor('api imported', () => s.store.objects.has(serviceKey('api')) && s.a.counts().total === 4);
+  await settle(s);
+}
+
+describe('several leaders: imports merged across leaders', () => {
+  it('an import both leaders hold is one set of objects from the first leader, with no conflict', async () => {
+    const s = setup();
+    await bothHoldApi(s);
+    assert.equal(s.store.objects.get(serviceKey('api'))?.metadata?.labels?.[LEADER_LABEL], 'a');
+    assert.equal(s.store.ownedNow(), 4);
+    assert.equal(s.store.count('create'), 4, 'each object created once');
+    assert.deepEqual({ a: s.a.counts(), b: s.b.counts() }, { a: { total: 4, rejected: 0, conflicts: 0, divergent: 0 }, b: { total: 0, rejected: 0, conflicts: 0, divergent: 0 } });
+    assert.deepEqual(s.events, []);
+  });
+
+  it('the first leader lost past its retention: the other takes over and nothing is written or deleted', async () => {
+    const s = setup({ lostLeaderRetentionSeconds: 0.05 });
+    await bothHoldApi(s);
+    const before = writes(s).length;
+    s.a.pause('ConnectionFailed: leader-a is down');
+    await waitFor('b took api over', () => s.b.counts().total === 4);
+    // Past a's retention: its purge has run, and kept what b holds.
+    await waitFor('a\'s retention over', () => s.log.some((l) => l.startsWith('a: removing imports')));
+    await settle(s);
+    assert.deepEqual(writes(s).slice(before), [], 'no import object written or deleted');
+    assert.equal(s.store.ownedNow(), 4);
+    assert.equal(s.a.counts().total, 0);
+
+    // A new import during the outage comes through b; a's return takes api back, writing nothing.
+    s.leaderB.put(svcRI('web'));
+    await waitFor('web imported through b', () => s.store.objects.get(serviceKey('web'))?.metadata?.labels?.[LEADER_LABEL] === 'b');
+    s.leaderA.put(svcRI('web'));
+    const beforeReturn = writes(s).length;
+    s.a.resume(s.leaderA.api());
+    await waitFor('a is the source again', () => s.a.counts().total === 6 && s.b.counts().total === 0);
+    await settle(s);
+    assert.deepEqual(writes(s).slice(beforeReturn), [], 'unchanged imports are not written when a comes back');
+  });
+
+  it('a leader withdrawing an import the other still holds removes nothing; the last one withdrawing removes it', async () => {
+    const s = setup();
+    await bothHoldApi(s);
+    const before = writes(s).length;
+    s.leaderA.remove('team-a-api-endpoints');
+    s.leaderA.remove('team-a-api-service');
+    await waitFor('b took api over', () => s.b.counts().total === 4);
+    await settle(s);
+    assert.deepEqual(writes(s).slice(before), []);
+    s.leaderB.remove('team-a-api-endpoints');
+    s.leaderB.remove('team-a-api-service');
+    await waitFor('api removed', () => s.store.ownedNow() === 0);
+  });
+
+  it('a leader that goes (removed from spec.leaders) leaves behind what the other holds', async () => {
+    const s = setup();
+    await bothHoldApi(s);
+    const before = writes(s).length;
+    await s.a.leave();
+    await waitFor('b took api over', () => s.b.counts().total === 4);
+    await settle(s);
+    assert.deepEqual(writes(s).slice(before), []);
+    assert.equal(s.store.ownedNow(), 4);
+  });
+
+  it('both leaders lost: the first one\'s retention removes what it wrote, not what the other wrote (that one\'s retention decides)', async () => {
+    const s = setup({}, { a: { lostLeaderRetentionSeconds: 0.05 } });
+    s.leaderA.put(svcRI('api'));
+    s.leaderB.put(svcRI('web'));
+    s.a.resume(s.leaderA.api());
+    s.b.resume(s.leaderB.api());
+    await waitFor('both imported', () => s.store.objects.has(serviceKey('api')) && s.store.objects.has(serviceKey('web')));
+    await settle(s);
+    s.b.pause('ConnectionFailed: leader-b is down');
+    s.a.pause('ConnectionFailed: leader-a is down');
+    await waitFor('a\'s retention over', () => s.log.some((l) => l.startsWith('a: removing imports')));
+    await waitFor('api removed', () => !s.store.objects.has(serviceKey('api')));
+    await settle(s);
+    assert.equal(s.store.objects.get(serviceKey('web'))?.metadata?.labels?.[LEADER_LABEL], 'b', 'web stays for b\'s own retention');
+  });
+
+  it('copies that differ: the first leader\'s is kept, an Event and a count say so', async () => {
+    const s = setup();
+    s.leaderA.put(svcRI('api', 80));
+    s.leaderB.put(svcRI('api', 81));
+    s.a.resume(s.leaderA.api());
+    s.b.resume(s.leaderB.api());
+    await waitFor('api imported', () => s.store.objects.has(serviceKey('api')));
+    await waitFor('the difference counted', () => s.a.counts().divergent === 1);
+    await settle(s);
+    const ports = (s.store.objects.get(serviceKey('api'))?.['spec'] as { ports?: { port?: number }[] } | undefined)?.ports;
+    assert.deepEqual(ports?.map((p) => p.port), [80]);
+    assert.deepEqual(s.events.map((e) => e.reason), ['ImportSourcesDiffer']);
+    assert.match(s.events[0]?.message ?? '', /team-a-api-service differs between leaders: leader a .* and b; the member keeps leader a's/);
+  });
+});
