@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ServiceAccount } from '@kubernetes/client-node';
 import { CLUSTER_ID_ANNOTATION } from '../../src/common/api/names.js';
-import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from '../../src/leader/decisions/deadlines.js';
+import { behindOwnWrite, Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from '../../src/leader/decisions/deadlines.js';
 import { compactServiceAccount, memberIdsData } from '../../src/leader/decisions/member-ids.js';
 
 describe('Deadlines (one timer for every member\'s recheck)', () => {
@@ -78,6 +78,18 @@ describe('pacedRunAt (status runs at most once per interval)', () => {
     }
     for (const [i, t] of runs.entries()) if (i > 0) assert.ok(t - (runs[i - 1] ?? 0) >= 1000, `runs ${String(runs[i - 1])} and ${String(t)}`);
     assert.ok(runs.length <= 61, `${String(runs.length)} runs in a minute`);
+  });
+});
+
+describe('behindOwnWrite (a status run waits for the cache to show the leader\'s own last write)', () => {
+  it('holds while the cache shows the copy the write replaced, within the grace; not after, nor once the cache moved on', () => {
+    const written = { resourceVersion: '100', atMs: 1000 };
+    assert.equal(behindOwnWrite('100', written, 1500, 10_000), true);
+    // The write's event arrived (or someone else wrote since): the cache is newer than what we replaced.
+    assert.equal(behindOwnWrite('101', written, 1500, 10_000), false);
+    // The event never came: after the grace the cache is trusted again (a conflict then says why).
+    assert.equal(behindOwnWrite('100', written, 11_000, 10_000), false);
+    assert.equal(behindOwnWrite('100', undefined, 1500, 10_000), false);
   });
 });
 

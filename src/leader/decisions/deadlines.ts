@@ -104,3 +104,23 @@ export class Deadlines {
     }
   }
 }
+
+/** How long a status run waits for the informer to show the leader's own last status write, at most. */
+export const OWN_WRITE_ECHO_GRACE_MS = 10_000;
+
+/** The object a status write replaced: its resourceVersion, and when it was written over. */
+export interface WrittenOver {
+  readonly resourceVersion: string;
+  readonly atMs: number;
+}
+
+/**
+ * Whether the cached ClusterSet is still the copy the leader's own last status write replaced:
+ * a status computed from it would be written with a stale resourceVersion, fail with a conflict
+ * and be retried (and its transitions logged again) until the write's watch event arrives, which
+ * on a busy API server can take longer than the pacing interval. The event brings another run;
+ * after `graceMs` without it the cache is trusted again.
+ */
+export function behindOwnWrite(cachedResourceVersion: string | undefined, written: WrittenOver | undefined, nowMs: number, graceMs: number): boolean {
+  return written !== undefined && cachedResourceVersion === written.resourceVersion && nowMs - written.atMs < graceMs;
+}
