@@ -481,6 +481,8 @@ current-context: c
   }, () => undefined);
   const churn = async (count: number, write: (n: number) => { name: string; ip: string; send: () => Promise<unknown> }, watch: typeof watcher) => {
     const latencies: number[] = [];
+    /** Of each latency, the member's own write (GET + PUT): the rest is the pipeline's. */
+    const sends: number[] = [];
     const lost: string[] = [];
     await pool(Array.from({ length: count }, (_, n) => n), WIDTH, async (n) => {
       const { name, ip, send } = write(n);
@@ -488,6 +490,7 @@ current-context: c
       const t0 = performance.now();
       try {
         await send();
+        sends.push(performance.now() - t0);
       } catch (err) {
         lost.push(`${name} ${ip}: write failed: ${String(err)}`);
         return;
@@ -496,7 +499,7 @@ current-context: c
       else lost.push(`${name} ${ip}: not in the import within 30 s`);
     });
     if (lost.length > 0) console.log(`  (${String(lost.length)} of ${String(count)} updates lost, first: ${lost.slice(0, 3).join('; ')})`);
-    return { latencies, lost: lost.length };
+    return { latencies, sends, lost: lost.length };
   };
   beginPhase('baseline');
   const floor = (await churn(UPDATES, (n) => {
@@ -630,7 +633,7 @@ current-context: c
   console.log(`  beat gaps (touch-ts to touch-ts, last 20 beats of each member): p50 ${sec(p(beatGaps, 50))}, p99 ${sec(p(beatGaps, 99))}, max ${sec(Math.max(...beatGaps))}${p(beatGaps, 99) > TIMEOUT_MS ? ': the API server did not keep up with the fleet\'s beats, the liveness figures are the machine\'s' : ''}`);
   console.log(`  ${String(SERVICES)} Services x 2 exporters = ${String(4 * SERVICES)} exports -> ${String(2 * SERVICES)} imports in ${sec(populateMs)}`);
   console.log(`  churn: ${String(UPDATES)} endpoint updates, ${String(WIDTH)} in flight; ${String(JOINS)} members joined, ${String(LEAVES)} stopped beating and left`);
-  console.log(`  export -> import through the leader: p50 ${ms(p(leaderLatency, 50))}, p99 ${ms(p(leaderLatency, 99))}, max ${ms(Math.max(...leaderLatency))}${leaderChurn.lost > 0 ? ` (${String(leaderChurn.lost)} lost)` : ''}`);
+  console.log(`  export -> import through the leader: p50 ${ms(p(leaderLatency, 50))}, p99 ${ms(p(leaderLatency, 99))}, max ${ms(Math.max(...leaderLatency))}${leaderChurn.lost > 0 ? ` (${String(leaderChurn.lost)} lost)` : ''}; of which the member's own write (GET + PUT, sharing the fleet's connections): p50 ${ms(p(leaderChurn.sends, 50))}, p99 ${ms(p(leaderChurn.sends, 99))}`);
   console.log(`  baseline (minimal client, same pipeline): p50 ${ms(p(floor, 50))}, p99 ${ms(p(floor, 99))}; ratio p50 ${(p(leaderLatency, 50) / p(floor, 50)).toFixed(2)}, p99 ${(p(leaderLatency, 99) / p(floor, 99)).toFixed(2)}`);
   console.log(`  false Disconnected (beat within the timeout, shown not Ready): ${String(falseDisconnected.length)}${falseDisconnected.length > 0 ? ` (first: ${falseDisconnected.slice(0, 3).join('; ')})` : ''}; ${String(statusEvents)} ClusterSet events watched; beating members not Ready at the end: ${String(liveAtEnd.length)}`);
   console.log(`  liveness: last beat -> Disconnected shown (timeout ${sec(TIMEOUT_MS)}): p50 ${sec(p(disconnectLag, 50))}, p99 ${sec(p(disconnectLag, 99))}, max ${sec(Math.max(...disconnectLag))} (${String(disconnectLag.length)} of ${String(stopped.length)}); left -> gone from the status p99 ${sec(p(removedAfter, 99))}; join -> Ready shown p99 ${sec(p(joinReady, 99))} (${String(joinReady.length)} of ${String(JOINS)})${leaveProblems > 0 ? `; ${String(leaveProblems)} leave steps timed out` : ''}`);
