@@ -5,6 +5,7 @@ import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type MemberClusterAnnounce } 
 import { isConflict, isNotFound } from '../common/kube/errors.js';
 import { announceFinalizer, decideAnnounce } from './decisions/announce-plan.js';
 import { forEachBounded, orphanExports } from './decisions/books.js';
+import { isDeleting } from './decisions/aggregate.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { lastBeatOf } from '../common/api/announce-times.js';
 import type { BeatSightings } from './decisions/observed-beats.js';
@@ -38,7 +39,9 @@ export class AnnounceReconciler {
     const clusterID = announce.clusterID ?? '';
     const now = ctx.now();
     const firstSeen = this.#options.sightings.see(name, lastBeatOf(announce), now)?.sighting.firstSeenMs;
-    const action = decideAnnounce(announce, ctx.exports.list(ctx.ns), now, this.#options.staleMemberMs, firstSeen);
+    // Only a departing member's exports are read: listing all of them at every beat was a copy
+    // of the whole export cache 100 times a second at 1,000 members.
+    const action = decideAnnounce(announce, isDeleting(announce) ? ctx.exports.list(ctx.ns) : [], now, this.#options.staleMemberMs, firstSeen);
     switch (action.op) {
       case 'collect': {
         // The member left (or was reaped): its exports go, and with them what they fed.

@@ -43,6 +43,8 @@ import { ImportReconciler } from './imports.js';
 import { MemberIdsReconciler } from './member-ids-reconciler.js';
 import { StatusReconciler } from './status.js';
 import { BeatSightings } from './decisions/observed-beats.js';
+import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from './decisions/deadlines.js';
+import { compactServiceAccount } from './decisions/member-ids.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 import { paged } from '../common/kube/paginate.js';
 
@@ -84,7 +86,12 @@ export interface LeaderControllerOptions {
   readonly now?: () => number;
   /** Tests only: wraps the ResourceImport informer's watch (to hold its events back and force the withdraw-before-seen race). */
   readonly wrapImportWatch?: (watch: WatchLike) => WatchLike;
+  /** The leader ClusterSet's status is recomputed (and written) at most once per this interval. @default 1000 */
+  readonly statusIntervalMs?: number;
 }
+
+// Node clamps longer delays to 1 ms; a deadline further out is re-armed when this one fires.
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class LeaderController {
   readonly #ctx: LeaderContext;
@@ -105,6 +112,16 @@ export class LeaderController {
   readonly #sweepIntervalMs: number;
   readonly #settings: Record<string, number>;
   #started = false;
+  #stopped = false;
+  /** Announce rechecks (stale members) of the whole fleet, behind one timer at the earliest. */
+  readonly #deadlines = new Deadlines();
+  #deadlineTimer: { readonly at: number; readonly handle: ReturnType<typeof setTimeout> } | undefined;
+  readonly #statusIntervalMs: number;
+  /** When the last status run started; the next may not start before one interval later. */
+  #statusRanAt: number | undefined;
+  /** The one pending status run: paced after a recent run, or at the earliest liveness expiry. */
+  #statusTimer: { readonly at: number; readonly handle: ReturnType<typeof setTimeout> } | undefined;
+  #statusWaiters: (() => void)[] = [];
 
   constructor(options: LeaderControllerOptions) {
     const ns = options.namespace;
@@ -128,6 +145,8 @@ export class LeaderController {
       name: 'serviceaccounts',
       path: `/api/v1/namespaces/${ns}/serviceaccounts`,
       list: paged((page) => core.listNamespacedServiceAccount({ namespace: ns, ...page })),
+      // One per member, read for one annotation: the rest (secrets, other annotations, labels) is not kept.
+      transform: compactServiceAccount,
       watch,
       logger: log,
     });
@@ -158,6 +177,7 @@ export class LeaderController {
       duplicateEvents: this.duplicateEvents,
     };
     this.#sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    this.#statusIntervalMs = options.statusIntervalMs ?? STATUS_INTERVAL_MS;
     const gcParallelism = options.gcParallelism ?? 8;
     this.#settings = { memberTimeoutSeconds: options.memberTimeoutMs / 1000, staleMemberSeconds: options.staleMemberMs / 1000, sweepIntervalSeconds: this.#sweepIntervalMs / 1000, gcParallelism };
     this.#cap = new ExportCap(options.maxExportsPerMember ?? DEFAULT_MAX_EXPORTS_PER_MEMBER);
@@ -190,7 +210,7 @@ export class LeaderController {
     await Promise.all(this.#informers().map((i) => i.start()));
     this.#started = true;
     this.#queue.start((key) => this.#handle(key));
-    this.#queue.add(STATUS_KEY);
+    this.#requestStatus();
     this.#queue.add(MEMBER_IDS_KEY);
     this.#queue.add(SWEEP_KEY);
     this.#ctx.log.info('leader controllers started', this.#settings);
@@ -205,12 +225,25 @@ export class LeaderController {
     return this.#started;
   }
 
-  /** Resolves when no key is queued or in flight (tests, graceful stop). */
-  idle(): Promise<void> {
-    return this.#queue.onIdle();
+  /**
+   * Resolves when no key is queued or in flight (tests, graceful stop), and no status run is
+   * held back by the pacing (a liveness expiry further out than one interval does not count).
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.#queue.onIdle();
+      const pending = this.#statusTimer;
+      if (this.#stopped || pending === undefined || pending.at - Date.now() > this.#statusIntervalMs) return;
+      await new Promise<void>((resolve) => { this.#statusWaiters.push(resolve); });
+    }
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of [this.#deadlineTimer, this.#statusTimer]) if (timer !== undefined) clearTimeout(timer.handle);
+    this.#deadlineTimer = undefined;
+    this.#statusTimer = undefined;
+    for (const resolve of this.#statusWaiters.splice(0)) resolve();
     await this.#queue.stop();
     await Promise.all(this.#informers().map((i) => i.stop()));
   }
@@ -220,19 +253,19 @@ export class LeaderController {
       this.announces.on(event, (a) => {
         this.#statusReconciler.observe(a, event === 'delete');
         this.#queue.add(`announce:${nameOf(a)}`);
-        this.#queue.add(STATUS_KEY);
+        this.#requestStatus();
         // Gone without the leader's collection (a stripped finalizer): its exports are orphans now.
         if (event === 'delete') this.#queue.add(SWEEP_KEY);
       });
       this.exports.on(event, (re) => { this.#onExport(re, event === 'delete'); });
       this.imports.on(event, (ri) => { this.#queue.add(`import:${nameOf(ri)}`); });
       this.clusterSets.on(event, () => {
-        this.#queue.add(STATUS_KEY);
+        this.#requestStatus();
         this.#queue.add(MEMBER_IDS_KEY);
       });
       this.serviceAccounts.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
       this.configMaps.on(event, () => { this.#queue.add(MEMBER_IDS_KEY); });
-      this.duplicateEvents.on(event, () => { this.#queue.add(STATUS_KEY); });
+      this.duplicateEvents.on(event, () => { this.#requestStatus(); });
     }
   }
 
@@ -255,15 +288,67 @@ export class LeaderController {
     }
   }
 
+  /**
+   * Asks for a status run at `atMs` (default now), paced: not before one interval after the last
+   * run started. One timer holds the earliest pending run, however many members beat.
+   */
+  #requestStatus(atMs = Date.now()): void {
+    if (this.#stopped) return;
+    const at = pacedRunAt(atMs, this.#statusRanAt, this.#statusIntervalMs);
+    const now = Date.now();
+    if (at <= now) {
+      this.#queue.add(STATUS_KEY);
+      return;
+    }
+    if (this.#statusTimer !== undefined) {
+      if (this.#statusTimer.at <= at) return;
+      clearTimeout(this.#statusTimer.handle);
+    }
+    const handle = setTimeout(() => {
+      this.#statusTimer = undefined;
+      this.#queue.add(STATUS_KEY);
+      for (const resolve of this.#statusWaiters.splice(0)) resolve();
+    }, Math.min(at - now, MAX_TIMER_MS));
+    this.#statusTimer = { at, handle };
+  }
+
+  /** (Re)arms the one deadline timer at the earliest announce recheck. */
+  #armDeadlines(): void {
+    const earliest = this.#deadlines.earliest();
+    if (this.#stopped || this.#deadlineTimer?.at === earliest) return;
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer.handle);
+    this.#deadlineTimer = undefined;
+    if (earliest === undefined) return;
+    const handle = setTimeout(() => {
+      this.#deadlineTimer = undefined;
+      for (const key of this.#deadlines.takeDue(Date.now())) this.#queue.add(key);
+      this.#armDeadlines();
+    }, Math.max(0, Math.min(earliest - Date.now(), MAX_TIMER_MS)));
+    this.#deadlineTimer = { at: earliest, handle };
+  }
+
   async #handle(key: string): Promise<undefined | { requeueAfterMs: number }> {
-    if (key === STATUS_KEY) return this.#statusReconciler.reconcile();
+    if (key === STATUS_KEY) {
+      this.#statusRanAt = Date.now();
+      const result = await this.#statusReconciler.reconcile();
+      // The next liveness expiry: through the same paced timer, not a timer of the queue's.
+      if (result !== undefined) this.#requestStatus(Date.now() + result.requeueAfterMs);
+      return undefined;
+    }
     if (key === MEMBER_IDS_KEY) return this.#memberIdsReconciler.reconcile();
     if (key === SWEEP_KEY) return this.#sweep();
     const sep = key.indexOf(':');
     const kind = key.slice(0, sep);
     const name = key.slice(sep + 1);
     if (kind === 'import') return this.#importReconciler.reconcile(name);
-    if (kind === 'announce') return this.#announceReconciler.reconcile(name);
+    if (kind === 'announce') {
+      const result = await this.#announceReconciler.reconcile(name);
+      // Recomputed from the announce as it is now: the new recheck replaces the old one.
+      if (result === undefined) this.#deadlines.delete(key);
+      else this.#deadlines.set(key, Date.now() + result.requeueAfterMs);
+      this.#armDeadlines();
+      return undefined;
+    }
     if (kind === 'verdict') return this.#importReconciler.judgeUnaggregated(name);
     return undefined;
   }

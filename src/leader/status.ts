@@ -20,6 +20,7 @@ import { EXPIRY_SLACK_MS } from './announces.js';
 import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
 import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
+import { behindOwnWrite, OWN_WRITE_ECHO_GRACE_MS, type WrittenOver } from './decisions/deadlines.js';
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
 export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
@@ -41,6 +42,8 @@ export class StatusReconciler {
 
   /** Members' DuplicateClusterID Events read at most (the newest). */
   readonly #maxDuplicateEvents: number;
+  /** ClusterSet name → the copy this leader's last status write replaced, until the cache shows the write. */
+  readonly #writtenOver = new Map<string, WrittenOver>();
 
   constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number) {
     this.#ctx = ctx;
@@ -94,6 +97,13 @@ export class StatusReconciler {
     let nextExpiry: number | undefined;
     const duplicatesNow = new Set<string>();
     for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
+      // The cache still holds what our last write replaced: its watch event brings another run.
+      const written = this.#writtenOver.get(nameOf(clusterSet));
+      if (behindOwnWrite(clusterSet.metadata?.resourceVersion, written, now, OWN_WRITE_ECHO_GRACE_MS)) {
+        nextExpiry = Math.min(nextExpiry ?? Infinity, (written?.atMs ?? now) + OWN_WRITE_ECHO_GRACE_MS);
+        continue;
+      }
+      this.#writtenOver.delete(nameOf(clusterSet));
       const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
       const members = own.map((a) => memberLiveness(a, now, this.#timeoutMs, this.#sightings.see(nameOf(a), lastBeatOf(a), now)?.sighting.firstSeenMs));
       for (const m of members) {
@@ -114,6 +124,8 @@ export class StatusReconciler {
           body: { ...clusterSet, status },
         });
         ctx.metrics?.recordLeaderWrite('clustersets', 'status');
+        const replaced = clusterSet.metadata?.resourceVersion;
+        if (replaced !== undefined) this.#writtenOver.set(nameOf(clusterSet), { resourceVersion: replaced, atMs: now });
       } catch (err) {
         if (isNotFound(err)) continue;
         throw err;
