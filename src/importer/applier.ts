@@ -9,6 +9,7 @@ import type { Owned, OwnedIndex } from './owned-index.js';
 import type { TakenNames } from './taken-names.js';
 import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
 import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 import { MCS_SERVICE_NAME_LABEL, sliceServiceName, withOwnerReference } from './endpoint-slices.js';
 import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
@@ -22,6 +23,8 @@ export interface ApplierOptions {
   readonly store: LocalStore;
   readonly owner: ImportOwner;
   readonly owned: OwnedIndex;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
   /** Names known to be free need no GET in {@link Applier.claim}. @default every name is read */
   readonly taken?: TakenNames;
   /** An object of `group` left the index: its slots may be free now. */
@@ -104,13 +107,14 @@ export class Applier {
    */
   private ownedByServiceImport(desired: DesiredObject): Record<string, unknown> {
     const name = sliceImportName(desired.body) ?? '';
-    const ref = { group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespaced: true, namespace: desired.namespace ?? '', name };
+    const serviceImportKind = this.options.serviceImport ?? SERVICE_IMPORT;
+    const ref = { group: serviceImportKind.group, version: serviceImportKind.version, plural: serviceImportKind.plural, namespaced: true, namespace: desired.namespace ?? '', name };
     const serviceImport = this.options.owned.get(keyOf(ref));
     const uid = serviceImport?.deleting === false ? serviceImport.live.metadata?.uid : undefined;
     if (uid === undefined || uid === '') {
       throw new Error(`EndpointSlice ${ref.namespace}/${desired.name} waits for its owner, ServiceImport ${ref.namespace}/${name}, to be imported`);
     }
-    return withOwnerReference(desired.body, name, uid);
+    return withOwnerReference(desired.body, name, uid, serviceImportKind.apiVersion);
   }
 
   async removeAll(current: Map<string, Owned>, guard: WriteGuard): Promise<void> {

@@ -38,6 +38,8 @@ import { RESOURCE_IMPORT_ANNOTATION, type ImportOwner } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 import type { TakenNames } from './taken-names.js';
 import { desiredRef, endpointsHazard, keyOf, listOwned, missingKind } from './targets.js';
 
@@ -67,6 +69,8 @@ export interface ImporterOptions {
   readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (rule: string) => void;
   readonly concurrency?: number;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
 }
 
 const GC_KEY = '\u0000gc';
@@ -95,9 +99,9 @@ const PURGE_RETRY_MS = 10_000;
  * long). `proceed` is asked before each delete; returning false stops early.
  */
 export async function purgeOwned(store: LocalStore, owner: ImportOwner, logger: ImporterLogger, policy: ImportPolicyConfig,
-  proceed: () => boolean = () => true): Promise<number> {
+  proceed: () => boolean = () => true, serviceImport: ResourceDescriptor = SERVICE_IMPORT): Promise<number> {
   let deleted = 0;
-  const found = await listOwned(store, owner, policy);
+  const found = await listOwned(store, owner, policy, serviceImport);
   const ownedEndpoints = new Set(found.filter(({ ref }) => ref.group === '' && ref.plural === 'endpoints').map(({ ref }) => keyOf(ref)));
   for (const { ref } of found) {
     if (!proceed()) break;
@@ -152,6 +156,7 @@ export class Importer implements LeaderLink {
       store: options.store,
       owner: options.owner,
       owned: this.owned,
+      ...(options.serviceImport !== undefined && { serviceImport: options.serviceImport }),
       ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },
@@ -264,7 +269,7 @@ export class Importer implements LeaderLink {
   /** Stops and removes everything this ClusterSet imported. */
   async leave(): Promise<void> {
     await this.stop();
-    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy);
+    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, this.options.serviceImport);
     this.clearState();
   }
 
@@ -373,7 +378,7 @@ export class Importer implements LeaderLink {
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
-          () => this.stillPaused());
+          () => this.stillPaused(), this.options.serviceImport);
       } catch (err) {
         this.options.logger.warn('could not remove the imports of the lost leader; will retry', { error: describeError(err), retryInMs: PURGE_RETRY_MS });
         if (this.stillPaused()) this.startCountdown(PURGE_RETRY_MS);
@@ -415,7 +420,7 @@ export class Importer implements LeaderLink {
   }
 
   private async rebuildIndex(): Promise<void> {
-    const found = await listOwned(this.options.store, this.options.owner, this.options.policy);
+    const found = await listOwned(this.options.store, this.options.owner, this.options.policy, this.options.serviceImport);
     this.owned.clear();
     for (const { ref, object } of found) {
       const riName = object.metadata?.annotations?.[RESOURCE_IMPORT_ANNOTATION] ?? '';
@@ -524,8 +529,9 @@ export class Importer implements LeaderLink {
       return undefined;
     }
     const kind = String(ri.spec?.kind);
-    const plan = desiredForImport(ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity });
-    const group = groupOfImport(ri, plan);
+    const serviceImport = this.options.serviceImport;
+    const plan = desiredForImport(ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity, ...(serviceImport !== undefined && { serviceImport }) });
+    const group = groupOfImport(ri, plan, serviceImport);
     this.riState.joinGroup(riName, { group: group.key, kind });
     if (plan.kind === 'skip') {
       this.options.logger.debug('resource import skipped', { resourceImport: riName, reason: plan.reason });
@@ -545,6 +551,7 @@ export class Importer implements LeaderLink {
       const held = siblingProblem(ri, {
         owner: this.options.owner,
         enableLabelIdentity: this.options.policy.enableLabelIdentity,
+        ...(serviceImport !== undefined && { serviceImport }),
         members: this.riState.members(group.key),
         get: (name) => informer.get(name, this.options.owner.leaderNamespace),
         verdict: (name) => this.riState.verdict(name),

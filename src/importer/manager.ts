@@ -14,6 +14,7 @@ import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 import { paged } from '../common/kube/paginate.js';
+import { mcsResources, type McsResources } from '../common/api/mcs.js';
 
 export interface ImportManagerLogger extends ImporterLogger {
   child(fields: Record<string, unknown>): ImportManagerLogger;
@@ -30,6 +31,8 @@ export interface ImportManagerOptions {
   readonly onCountsChanged: (clusterSet: string) => void;
   readonly onOutcome?: (clusterSet: string, kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (clusterSet: string, rule: string) => void;
+  /** ServiceImports in the version the member serves (common/kube/mcs-version.ts). @default v1beta1 */
+  readonly mcs?: McsResources;
 }
 
 export class ImportManager {
@@ -48,7 +51,11 @@ export class ImportManager {
       name: 'namespaces', path: '/api/v1/namespaces', list: paged((page) => core.listNamespace(page)), watch: client, logger: this.log,
     });
     // Metadata only: a cluster's Endpoints may be many and large, and only their names count here.
-    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log);
+    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log, this.mcs.serviceImport);
+  }
+
+  private get mcs(): McsResources {
+    return this.options.mcs ?? mcsResources('v1beta1');
   }
 
   start(): Promise<void> {
@@ -90,6 +97,7 @@ export class ImportManager {
       onCountsChanged: () => { this.options.onCountsChanged(clusterSet); },
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
       onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
+      serviceImport: this.mcs.serviceImport,
     });
     this.importers.set(clusterSet, importer);
     return importer;

@@ -30,6 +30,12 @@ import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_
 import { ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { isRecord, type Json } from '../common/kube/json.js';
 
+export interface ImportRuleOptions {
+  readonly enableLabelIdentity: boolean;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
+}
+
 /** One object the importer wants to exist, with what the engine needs to address it. */
 export interface DesiredObject {
   apiVersion: string;
@@ -248,7 +254,7 @@ function build(ri: ResourceImport, owner: ImportOwner, sourceKind: string, b: Bu
  * and provenance annotations on each. Same input, deep-equal output. Never throws on a
  * malformed RI: missing payload fields give incomplete objects that checkImport rejects.
  */
-export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options: { enableLabelIdentity: boolean }): ImportPlan {
+export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options: ImportRuleOptions): ImportPlan {
   const spec = ri.spec;
   if (spec === undefined) return skip('the ResourceImport has no spec');
   // Antrea ignores this targeting (antrea-wire.md 5.1 item 8); honouring it is the point.
@@ -277,7 +283,7 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
         content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ports } },
       });
       const serviceImport = build(ri, owner, kind, {
-        resource: SERVICE_IMPORT,
+        resource: options.serviceImport ?? SERVICE_IMPORT,
         name,
         namespace,
         content: { spec: serviceImportSpec(siSpec) },
@@ -512,7 +518,9 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       for (const key of SLICE_FIELDS) out[key] = structuredClone(body[key]);
       // Our ServiceImport reference replaces any earlier one (an older uid); other owners stay.
       const reference = recordOf(serviceImportReferences(body)[0]);
-      if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') return withOwnerReference(out, reference['name'], reference['uid']);
+      if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') {
+        return withOwnerReference(out, reference['name'], reference['uid'], typeof reference['apiVersion'] === 'string' ? reference['apiVersion'] : undefined);
+      }
       break;
     }
     case SERVICE_IMPORT.kind: {

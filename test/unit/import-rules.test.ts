@@ -174,7 +174,8 @@ describe('desiredForImport()', () => {
         spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] },
       },
     });
-    assert.equal(serviceImport.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    assert.equal(serviceImport.apiVersion, 'multicluster.x-k8s.io/v1beta1');
+    assert.equal(serviceImport.version, 'v1beta1');
     assert.equal(serviceImport.plural, 'serviceimports');
     assert.equal(serviceImport.name, 'nginx');
     assert.equal(serviceImport.namespace, 'default');
