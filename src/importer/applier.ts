@@ -11,7 +11,7 @@ import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
 import { SERVICE_IMPORT } from '../common/api/mcs.js';
 import type { ResourceDescriptor } from '../common/api/meta.js';
 import { MCS_SERVICE_NAME_LABEL, sliceServiceName, withOwnerReference } from './endpoint-slices.js';
-import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
+import { mergeForUpdate, semanticallyEqual, serviceAddresses, withServiceImportIPs, type DesiredObject, type ServiceAddresses } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
@@ -25,6 +25,11 @@ export interface ApplierOptions {
   readonly owned: OwnedIndex;
   /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
   readonly serviceImport?: ResourceDescriptor;
+  /**
+   * The member's ServiceImport CRD is a v1alpha1-only one (Antrea's: one `ips`, no
+   * `ipFamilies`): one VIP and no families are written. @default false
+   */
+  readonly oneVIP?: boolean;
   /** Names known to be free need no GET in {@link Applier.claim}. @default every name is read */
   readonly taken?: TakenNames;
   /** An object of `group` left the index: its slots may be free now. */
@@ -46,10 +51,12 @@ export class Applier {
   async apply(riName: string, kind: string, objects: readonly DesiredObject[], current: Map<string, Owned>, guard: WriteGuard): Promise<'applied' | 'conflict'> {
     const owned = this.options.owned;
     const wanted = new Set<string>();
-    let serviceIPs: string[] = [];
+    let addresses: ServiceAddresses | undefined = undefined;
     for (const original of objects) {
       let desired = original;
-      if (desired.kind === 'ServiceImport' && serviceIPs.length > 0) desired = { ...desired, body: withServiceImportIPs(desired.body, serviceIPs) };
+      if (desired.kind === 'ServiceImport' && addresses !== undefined && (addresses.ips.length > 0 || addresses.ipFamilies.length > 0)) {
+        desired = { ...desired, body: withServiceImportIPs(desired.body, addresses.ips, addresses.ipFamilies, this.options.oneVIP === true) };
+      }
       if (desired.kind === 'EndpointSlice') desired = { ...desired, body: this.ownedByServiceImport(desired) };
       const ref = desiredRef(desired);
       const key = keyOf(ref);
@@ -60,10 +67,7 @@ export class Applier {
         return 'conflict';
       }
       this.options.outcome(kind, result);
-      if (desired.kind === 'Service') {
-        const clusterIP = (owned.get(key)?.live['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
-        serviceIPs = clusterIP && clusterIP !== 'None' ? [clusterIP] : [];
-      }
+      if (desired.kind === 'Service') addresses = serviceAddresses(owned.get(key)?.live['spec']);
     }
     for (const [key, stale] of current) {
       if (!wanted.has(key)) await this.removeOne(key, stale, guard);

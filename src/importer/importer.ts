@@ -71,6 +71,8 @@ export interface ImporterOptions {
   readonly concurrency?: number;
   /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
   readonly serviceImport?: ResourceDescriptor;
+  /** One VIP and no ipFamilies on ServiceImports (a v1alpha1-only CRD, Antrea's shape). @default false */
+  readonly oneVIP?: boolean;
 }
 
 const GC_KEY = '\u0000gc';
@@ -157,6 +159,7 @@ export class Importer implements LeaderLink {
       owner: options.owner,
       owned: this.owned,
       ...(options.serviceImport !== undefined && { serviceImport: options.serviceImport }),
+      ...(options.oneVIP !== undefined && { oneVIP: options.oneVIP }),
       ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.recordConflict(riName, ref, why, claimed === true); },

@@ -98,6 +98,9 @@ export class ImportManager {
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
       onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
       serviceImport: this.mcs.serviceImport,
+      // A CRD serving only v1alpha1 is taken for Antrea's (or this chart's before mcs-api v0.5):
+      // one `ips`, no `ipFamilies`, which would be pruned and then differ forever.
+      oneVIP: this.mcs.version === 'v1alpha1',
     });
     this.importers.set(clusterSet, importer);
     return importer;

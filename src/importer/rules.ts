@@ -184,9 +184,9 @@ function clusterInfoSpec(info: unknown): Json {
 
 function serviceImportSpec(spec: unknown): Json {
   const src = recordOf(spec);
-  // Only fields of the member ServiceImport CRD: the RI schema's ipFamilies would be pruned
-  // there. `ips` is left to the engine, which sets the local Service's ClusterIP
-  // (withServiceImportIPs).
+  // `ips` and `ipFamilies` are left to the engine, which sets the local Service's ClusterIPs
+  // and families (withServiceImportIPs): what this member serves, not what the leader says.
+  // Antrea's member CRD has no ipFamilies; the engine leaves them out where it is absent.
   const out: Json = { ports: arrayOf(src['ports']).map((p) => servicePort(p, true)) };
   for (const key of ['type', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution']) {
     if (typeof src[key] === 'string') out[key] = src[key];
@@ -275,12 +275,15 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
       // the Endpoints below because of the imported-service annotation. A Headless import
       // (KEP-1645) gets a headless Service, so its ServiceImport has no IP.
       const headless = siSpec?.type === 'Headless';
+      // A dual-stack export (KEP-1645 ipFamilies) gets a local Service of every family this
+      // member serves: PreferDualStack is single-stack on a single-stack member.
+      const dualStack = arrayOf(siSpec?.ipFamilies).length > 1;
       const service = build(ri, owner, kind, {
         resource: SERVICE_RESOURCE,
         name: antreaMCName(name),
         namespace,
         annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
-        content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ports } },
+        content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ...(dualStack && { ipFamilyPolicy: 'PreferDualStack' }), ports } },
       });
       const serviceImport = build(ri, owner, kind, {
         resource: options.serviceImport ?? SERVICE_IMPORT,
@@ -359,17 +362,42 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
   }
 }
 
+/** What a ServiceImport carries of its local `antrea-mc-<name>` Service. */
+export interface ServiceAddresses {
+  /** The ClusterIPs, one per family in the order of `ipFamilies`; none for a headless Service. */
+  readonly ips: readonly string[];
+  /** The Service's families (a headless Service has them too); none when unknown. */
+  readonly ipFamilies: readonly string[];
+}
+
 /**
- * The ServiceImport body with `spec.ips` set to the local `antrea-mc-<name>` Service's
- * ClusterIP (Antrea's rule). Only the first address is kept: the member CRD allows one VIP,
- * so pass the Service's `spec.clusterIP`, not `clusterIPs`. An empty list removes `ips`.
+ * The addresses of a live Service as its ServiceImport states them (KEP-1645 ClusterSetIP:
+ * "the IPs field must correspond to the protocols defined in the ipFamilies field"): its
+ * `clusterIPs` (else `clusterIP`) and `ipFamilies`, at most two, in the Service's order.
  */
-export function withServiceImportIPs(body: Record<string, unknown>, ips: readonly string[]): Record<string, unknown> {
+export function serviceAddresses(spec: unknown): ServiceAddresses {
+  const s = recordOf(spec);
+  const clusterIPs = arrayOf(s['clusterIPs']).filter((ip): ip is string => typeof ip === 'string');
+  const all = clusterIPs.length > 0 ? clusterIPs : typeof s['clusterIP'] === 'string' ? [s['clusterIP']] : [];
+  const ips = all.filter((ip) => ip !== '' && ip !== 'None').slice(0, 2);
+  const ipFamilies = arrayOf(s['ipFamilies']).filter((f): f is string => f === 'IPv4' || f === 'IPv6').slice(0, 2);
+  return { ips, ipFamilies };
+}
+
+/**
+ * The ServiceImport body with `spec.ips` and `spec.ipFamilies` of the local `antrea-mc-<name>`
+ * Service (Antrea's rule, one VIP per family). `oneVIP`: the member's CRD is Antrea's (one
+ * `ips`, no `ipFamilies`), so only the first address is kept and no families are written.
+ * An empty list removes the field.
+ */
+export function withServiceImportIPs(body: Record<string, unknown>, ips: readonly string[], ipFamilies: readonly string[] = [], oneVIP = false): Record<string, unknown> {
   const out = structuredClone(body);
   const spec = recordOf(out['spec']);
-  const first = ips[0];
-  if (first === undefined) delete spec['ips'];
-  else spec['ips'] = [first];
+  const kept = oneVIP ? ips.slice(0, 1) : ips.slice(0, 2);
+  if (kept.length === 0) delete spec['ips'];
+  else spec['ips'] = [...kept];
+  if (oneVIP || ipFamilies.length === 0) delete spec['ipFamilies'];
+  else spec['ipFamilies'] = [...ipFamilies.slice(0, 2)];
   out['spec'] = spec;
   return out;
 }
@@ -438,9 +466,10 @@ function endpointPairs(subsets: unknown): string[] {
 /** What the importer writes of an EndpointSlice (top-level fields; the apiserver adds none we read). */
 const SLICE_FIELDS = ['addressType', 'endpoints', 'ports'] as const;
 
-function serviceImportComparable(spec: unknown, dropIPs: boolean): unknown {
+function serviceImportComparable(spec: unknown, dropIPs: boolean, dropFamilies: boolean): unknown {
   const src = { ...recordOf(spec) };
   if (dropIPs) delete src['ips'];
+  if (dropFamilies) delete src['ipFamilies'];
   src['ports'] = arrayOf(src['ports']).map((p) => ({ ...recordOf(p), protocol: recordOf(p)['protocol'] ?? 'TCP' }));
   return canonical(src);
 }
@@ -459,6 +488,7 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
     case SERVICE_RESOURCE.kind:
       return (have['type'] ?? 'ClusterIP') === 'ClusterIP' &&
         canonical(have['selector']) === undefined &&
+        (want['ipFamilyPolicy'] === undefined || want['ipFamilyPolicy'] === have['ipFamilyPolicy']) &&
         isDeepStrictEqual(comparablePorts(want['ports']), comparablePorts(have['ports']));
     case ENDPOINTS_RESOURCE.kind:
       return isDeepStrictEqual(endpointPairs(desired.body['subsets']), endpointPairs(live['subsets']));
@@ -469,7 +499,8 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
         sameCanonical(serviceImportReferences(desired.body), serviceImportReferences(live));
     case SERVICE_IMPORT.kind: {
       const dropIPs = canonical(want['ips']) === undefined;
-      return isDeepStrictEqual(serviceImportComparable(want, dropIPs), serviceImportComparable(have, dropIPs));
+      const dropFamilies = canonical(want['ipFamilies']) === undefined;
+      return isDeepStrictEqual(serviceImportComparable(want, dropIPs, dropFamilies), serviceImportComparable(have, dropIPs, dropFamilies));
     }
     case ACNP_RESOURCE.kind:
       // The hash annotation (checked above) catches leader-side removals; covers() tolerates
@@ -507,6 +538,8 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       delete spec['externalName'];
       spec['type'] = 'ClusterIP';
       spec['ports'] = want['ports'] ?? [];
+      // SingleStack to PreferDualStack is a valid update; the other way is left as it is.
+      if (want['ipFamilyPolicy'] !== undefined) spec['ipFamilyPolicy'] = want['ipFamilyPolicy'];
       out['spec'] = spec;
       break;
     }
@@ -526,6 +559,8 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
     case SERVICE_IMPORT.kind: {
       const liveIPs = recordOf(live['spec'])['ips'];
       if (want['ips'] === undefined && liveIPs !== undefined) want['ips'] = structuredClone(liveIPs);
+      const liveFamilies = recordOf(live['spec'])['ipFamilies'];
+      if (want['ipFamilies'] === undefined && liveFamilies !== undefined) want['ipFamilies'] = structuredClone(liveFamilies);
       out['spec'] = want;
       break;
     }
