@@ -1,14 +1,17 @@
-// `npm run conformance`: the official MCS-API conformance suite (sigs.k8s.io/mcs-api/conformance
-// v0.4.1) against a ClusterSet of this project only. A leader running `clusterset-agent leader
-// run` and two members (east, west) running the agent, each process with nothing but its chart
-// ServiceAccount's token; the members are fuller control planes (kube-controller-manager,
-// kube-scheduler, a kwok node) because every test deploys Pods and deletes its namespace.
-// The suite runs with `-contexts=east,west` and every label except DNS and Connectivity (they
-// exec into Pods and need a data plane). Prints Ginkgo's output and the suite's own report
-// (report.html, rendered as text); exits non-zero when a spec failed.
+// `npm run conformance`: the official MCS-API conformance suites (sigs.k8s.io/mcs-api/conformance
+// v0.4.1, API v1alpha1, and v0.5.0, API v1beta1, one after the other) against a ClusterSet of
+// this project only. A leader running `clusterset-agent leader run` and two members (east,
+// west) running the agent, each process with nothing but its chart ServiceAccount's token; the
+// members are fuller control planes (kube-controller-manager, kube-scheduler, a kwok node)
+// because every test deploys Pods and deletes its namespace, and dual-stack (IPv4 and IPv6
+// Service ranges) so that v0.5.0's PreferDualStack Services really get two families. Each suite
+// runs with `-contexts=east,west` and every label except DNS and Connectivity (they exec into
+// Pods and need a data plane). Prints Ginkgo's output and each suite's own report (report.html,
+// rendered as text); exits non-zero when a spec of either failed.
 //
-//   npm run conformance                      # the whole run, then everything is stopped
-//   npm run conformance -- --focus 'Headless' # a subset (Ginkgo --focus)
+//   npm run conformance                       # both suites, then everything is stopped
+//   npm run conformance -- --suites v0.5.0     # one of them
+//   npm run conformance -- --focus 'Headless'  # a subset (Ginkgo --focus)
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +25,10 @@ import { chartAgentConfig, chartServiceAccountKubeconfig } from '../test/harness
 import { waitFor } from '../test/harness/wait.js';
 
 const execFileAsync = promisify(execFile);
-const { values } = parseArgs({ options: { focus: { type: 'string' }, 'label-filter': { type: 'string', default: '!DNS && !Connectivity' } } });
+const { values } = parseArgs({ options: {
+  focus: { type: 'string' }, 'label-filter': { type: 'string', default: '!DNS && !Connectivity' }, suites: { type: 'string', default: 'v0.4.1,v0.5.0' },
+} });
+const SUITES = values.suites.split(',').map((v) => v.trim()).filter((v) => v !== '');
 const chart = path.join(repoRoot, 'charts', 'clusterset-agent');
 const cli = ['--import', 'tsx', path.join(repoRoot, 'src', 'cli', 'main.ts')];
 const BUILD_SCRIPT = path.join(repoRoot, 'test', 'conformance', 'build-conformance.sh');
@@ -139,15 +145,15 @@ async function main(): Promise<number> {
   say('building (or reusing) the k8s binaries, the fuller control plane\'s binaries and the conformance suite');
   const bins = k8sBins();
   controlBins();
-  const suite = execFileSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+  const suites = SUITES.map((version) => ({ version, binary: execFileSync('bash', [BUILD_SCRIPT, version], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim() }));
   const kubectl = (cp: ControlPlane, args: readonly string[], input?: string) => run(bins.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], input);
   const helm = (cp: ControlPlane, args: readonly string[]) => run(bins.helm, ['--kubeconfig', cp.kubeconfigPath, ...args]);
 
-  say(`starting a bare leader and two fuller members, east and west (${elapsed()})`);
+  say(`starting a bare leader and two fuller, dual-stack members, east and west (${elapsed()})`);
   const [l, east, west] = await Promise.all([
     startControlPlane('mcs-leader'),
-    startControlPlane('mcs-east', { controllers: true, podCIDR: '10.244.0.0/16' }),
-    startControlPlane('mcs-west', { controllers: true, podCIDR: '10.245.0.0/16' }),
+    startControlPlane('mcs-east', { controllers: true, podCIDR: '10.244.0.0/16', dualStack: true }),
+    startControlPlane('mcs-west', { controllers: true, podCIDR: '10.245.0.0/16', dualStack: true }),
   ]);
   controlPlanes.push(l, east, west);
   say(`leader: chart (mode=leader) and clusterset-agent leader run (${elapsed()})`);
@@ -164,26 +170,32 @@ async function main(): Promise<number> {
   }, { timeoutMs: 90_000, intervalMs: 250 });
 
   const kubeconfig = suiteKubeconfig([['east', east], ['west', west]]);
-  const args = [`-kubeconfig=${kubeconfig}`, '-contexts=east,west', '-test.timeout=60m', `--ginkgo.label-filter=${values['label-filter']}`,
-    '--ginkgo.no-color', ...(values.focus ? [`--ginkgo.focus=${values.focus}`] : [])];
-  say(`running the MCS conformance suite v0.4.1: ${path.basename(suite)} ${args.join(' ')} (${elapsed()})`);
-  const suiteStarted = Date.now();
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn(suite, args, { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.once('exit', (c) => { resolve(c ?? 1); });
-  });
-  const suiteSeconds = ((Date.now() - suiteStarted) / 1000).toFixed(0);
-  say(`the suite's own report (${path.join(dir, 'report.html')}):`);
-  try {
-    process.stdout.write(`${renderReport(readFileSync(path.join(dir, 'report.html'), 'utf8'))}\n`);
-  } catch (err) {
-    process.stdout.write(`no report.html: ${(err as Error).message}\n`);
+  let failed = 0;
+  for (const suite of suites) {
+    // Each suite in its own directory: its report.html is its own.
+    const suiteDir = mkdtempSync(path.join(dir, `suite-${suite.version}-`));
+    const args = [`-kubeconfig=${kubeconfig}`, '-contexts=east,west', '-test.timeout=60m', `--ginkgo.label-filter=${values['label-filter']}`,
+      '--ginkgo.no-color', ...(values.focus ? [`--ginkgo.focus=${values.focus}`] : [])];
+    say(`running the MCS conformance suite ${suite.version}: ${path.basename(suite.binary)} ${args.join(' ')} (${elapsed()})`);
+    const suiteStarted = Date.now();
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(suite.binary, args, { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] });
+      child.once('exit', (c) => { resolve(c ?? 1); });
+    });
+    const suiteSeconds = ((Date.now() - suiteStarted) / 1000).toFixed(0);
+    say(`the suite's own report, ${suite.version} (${path.join(suiteDir, 'report.html')}):`);
+    try {
+      process.stdout.write(`${renderReport(readFileSync(path.join(suiteDir, 'report.html'), 'utf8'))}\n`);
+    } catch (err) {
+      process.stdout.write(`no report.html: ${(err as Error).message}\n`);
+    }
+    if (code !== 0) {
+      failed += 1;
+      for (const p of processes) process.stdout.write(`\n--- ${p.name}: last log lines ---\n${p.log.slice(-40).join('\n')}\n`);
+    }
+    say(`suite ${suite.version} exit code ${String(code)}; suite ${suiteSeconds} s, whole run ${elapsed()}`);
   }
-  if (code !== 0) {
-    for (const p of processes) process.stdout.write(`\n--- ${p.name}: last log lines ---\n${p.log.slice(-40).join('\n')}\n`);
-  }
-  say(`suite exit code ${String(code)}; suite ${suiteSeconds} s, whole run ${elapsed()}`);
-  return code;
+  return failed === 0 ? 0 : 1;
 }
 
 main().then(async (code) => {

@@ -14,6 +14,9 @@ import { runProcess, type RunningProcess } from './common/process.js';
 import type { AgentMetrics } from './common/metrics/metrics.js';
 import { shareConnections } from './common/kube/shared-connections.js';
 import { setWatchTimeout } from './common/kube/informer.js';
+import { createJsonClient } from './common/kube/json-client.js';
+import { discoverMcsVersion } from './common/kube/mcs-version.js';
+import { mcsResources } from './common/api/mcs.js';
 
 export interface Agent {
   readonly controller: ClusterSetController;
@@ -44,6 +47,11 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
   const connections = shareConnections(kubeConfig, apiServerBudget(config, logger));
   metrics?.observeConnections(connections);
   const events = createEventRecorder(kubeConfig, logger);
+  // Before the importer and exporter address a ServiceImport or ServiceExport.
+  const { version: mcsVersion, served } = await discoverMcsVersion(createJsonClient(kubeConfig));
+  const mcs = mcsResources(mcsVersion);
+  logger.info('MCS API version', { version: mcsVersion, served });
+  if (served.length === 0) logger.warn('the member serves no multicluster.x-k8s.io API: install the chart\'s CRDs; ServiceImports and ServiceExports are addressed as v1alpha1 meanwhile');
   // Assigned right below; the import manager's callbacks only run after start().
   let controller: ClusterSetController | undefined = undefined;
   const imports = new ImportManager({
@@ -60,8 +68,9 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
     onCountsChanged: (name) => controller?.requestStatus(name),
     onOutcome: (name, kind, outcome) => metrics?.recordImport(name, kind, outcome),
     onRejection: (name, rule) => metrics?.recordRejection(name, rule),
+    mcs,
   });
-  const exports = new ExportManager({ kubeConfig, agentNamespace: config.namespace, policy: config.exports, events, logger });
+  const exports = new ExportManager({ kubeConfig, agentNamespace: config.namespace, policy: config.exports, events, logger, mcs });
   controller = new ClusterSetController({
     kubeConfig,
     namespace: config.namespace,

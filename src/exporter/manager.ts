@@ -12,7 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import { isIPv4 } from 'node:net';
 import type { KubeList } from '../common/api/meta.js';
-import { SERVICE_EXPORT, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
+import { mcsResources, type McsResources, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
 import { GATEWAY, type Gateway, type GatewayList } from '../common/api/antrea.js';
 import type { LeaderTarget } from '../clusterset/spec.js';
 import type { ExportPolicyConfig } from '../common/config/config.js';
@@ -40,6 +40,8 @@ export interface ExportManagerOptions {
   readonly events: EventRecorder;
   readonly logger: ExportManagerLogger;
   readonly onOutcome?: (clusterSet: string, kind: string, outcome: ExportOutcome) => void;
+  /** ServiceExports in the version the member serves (common/kube/mcs-version.ts). @default v1beta1 */
+  readonly mcs?: McsResources;
 }
 
 interface Caches {
@@ -73,6 +75,7 @@ export class ExportManager {
 
   constructor(private readonly options: ExportManagerOptions) {
     const kc = options.kubeConfig;
+    const serviceExportKind = (options.mcs ?? mcsResources('v1beta1')).serviceExport;
     this.log = options.logger.child({ component: 'exporter' });
     this.objects = apiClient(kc, CustomObjectsApi);
     if (options.policy.enabled) {
@@ -83,9 +86,9 @@ export class ExportManager {
       this.caches = {
         serviceExports: new ResilientInformer<ServiceExport>({
           name: 'serviceexports',
-          path: `/apis/${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}/${SERVICE_EXPORT.plural}`,
+          path: `/apis/${serviceExportKind.group}/${serviceExportKind.version}/${serviceExportKind.plural}`,
           list: paged(async (page) => (await this.objects.listClusterCustomObject({
-            group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, ...page,
+            group: serviceExportKind.group, version: serviceExportKind.version, plural: serviceExportKind.plural, ...page,
           })) as KubeList<ServiceExport>),
           watch,
           logger: this.log,
@@ -114,9 +117,9 @@ export class ExportManager {
     const write: ServiceExportStatusWriter = async (serviceExport: ServiceExport, status: ServiceExportStatus) => {
       const namespace = serviceExport.metadata?.namespace ?? '';
       const name = serviceExport.metadata?.name ?? '';
-      const body: ServiceExport = { ...serviceExport, apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, status };
+      const body: ServiceExport = { ...serviceExport, apiVersion: serviceExportKind.apiVersion, kind: serviceExportKind.kind, status };
       return this.objects.replaceNamespacedCustomObjectStatus({
-        group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, namespace, plural: SERVICE_EXPORT.plural, name, body,
+        group: serviceExportKind.group, version: serviceExportKind.version, namespace, plural: serviceExportKind.plural, name, body,
       });
     };
     this.status = new ExportStatusWriter({

@@ -8,7 +8,7 @@
 // ClusterIP. Unlike Antrea, a headless Service is exported (with its Pod IPs), as KEP-1645
 // wants. Everything is built deterministically (sorted, deduplicated addresses), so an
 // unchanged source yields an identical spec and the exporter never rewrites an unchanged RE.
-import { isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import { sameCanonical } from '../common/kube/canonical.js';
 import type { CoreServicePort, EndpointPort, EndpointSubset, ObjectMeta } from '../common/api/meta.js';
 import { SERVICE_EXPORT_REASON, type ServiceExport } from '../common/api/mcs.js';
@@ -48,6 +48,7 @@ export interface ServiceLike {
     sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
     internalTrafficPolicy?: string;
     trafficDistribution?: string;
+    ipFamilies?: readonly string[];
   };
 }
 
@@ -99,7 +100,7 @@ export function serviceCacheEntry(service: ServiceLike & { metadata?: CacheIdent
   const imported = service.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION];
   return {
     metadata: { ...present(service.metadata, IDENTITY_KEYS), ...(imported !== undefined && { annotations: { [IMPORTED_SERVICE_ANNOTATION]: imported } }) },
-    spec: present(service.spec, ['type', 'clusterIP', 'clusterIPs', 'ports', ...CARRIED_SERVICE_FIELDS]),
+    spec: present(service.spec, ['type', 'clusterIP', 'clusterIPs', 'ipFamilies', 'ports', ...CARRIED_SERVICE_FIELDS]),
   };
 }
 
@@ -197,10 +198,17 @@ function refuse(reason: Exclude<ServiceExportReason, 'Succeed'>): ServiceExportP
   return { valid: { status: 'False', reason, message: SERVICE_EXPORT_MESSAGE[reason] }, exports: [] };
 }
 
-function clusterIPv4s(service: ServiceLike): string[] {
+/**
+ * The ClusterIPs to export, IPv4 first. A dual-stack Service's IPv6 ClusterIP goes along: its
+ * importers slice them per family (one MCS EndpointSlice per family of the ServiceImport,
+ * KEP-1645). An IPv6-only Service exports nothing (Antrea Multi-cluster is IPv4), and Antrea's
+ * clusters are IPv4 single-stack, so what they receive is unchanged.
+ */
+function clusterIPsOf(service: ServiceLike): string[] {
   const spec = service.spec ?? {};
   const ips = spec.clusterIPs !== undefined && spec.clusterIPs.length > 0 ? spec.clusterIPs : [spec.clusterIP ?? ''];
-  return sortedUnique(ips.filter((ip) => isIPv4(ip)));
+  if (!ips.some((ip) => isIPv4(ip))) return [];
+  return sortedUnique(ips.filter((ip) => isIP(ip) !== 0));
 }
 
 type PortLike = { name?: string | undefined; port?: number | undefined; protocol?: string | undefined; appProtocol?: string | undefined };
@@ -293,7 +301,7 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
   const headless = service.spec?.clusterIP === 'None';
   let subsets = podSubsets;
   if (input.endpointIPType === 'ClusterIP' && !headless) {
-    const ips = clusterIPv4s(service);
+    const ips = clusterIPsOf(service);
     if (ips.length === 0) return refuse(SERVICE_EXPORT_REASON.ServiceNoClusterIP);
     const subset: EndpointSubset = { addresses: ips.map((ip) => ({ ip })) };
     const ports = endpointPorts(servicePorts, false);
@@ -313,6 +321,9 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
     ...(servicePorts.length > 0 && { ports: servicePorts }),
     ...(headless && { clusterIP: 'None' }),
     ...structuredClone(present(service.spec, CARRIED_SERVICE_FIELDS)),
+    // Only a dual-stack Service states its families: the leader imports it dual-stack
+    // (KEP-1645 ipFamilies), and a single-stack export's RE stays what it was before.
+    ...((service.spec?.ipFamilies?.length ?? 0) > 1 && { ipFamilies: [...(service.spec?.ipFamilies ?? [])] }),
   };
   return {
     valid: { status: 'True', reason: SERVICE_EXPORT_REASON.Succeed, message: SERVICE_EXPORT_MESSAGE.Succeed },

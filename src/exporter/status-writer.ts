@@ -251,7 +251,8 @@ export class ExportStatusWriter {
 
 function eventTarget(serviceExport: ServiceExport): EventTarget {
   return {
-    apiVersion: SERVICE_EXPORT.apiVersion,
+    // The version the object was read in, which the member serves.
+    apiVersion: serviceExport.apiVersion ?? SERVICE_EXPORT.apiVersion,
     kind: SERVICE_EXPORT.kind,
     name: serviceExport.metadata?.name ?? '',
     namespace: serviceExport.metadata?.namespace ?? '',

@@ -9,8 +9,9 @@ import type { Owned, OwnedIndex } from './owned-index.js';
 import type { TakenNames } from './taken-names.js';
 import { isOwnedBy, isOwnedByAgent, type ImportOwner } from './ownership.js';
 import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 import { MCS_SERVICE_NAME_LABEL, sliceServiceName, withOwnerReference } from './endpoint-slices.js';
-import { mergeForUpdate, semanticallyEqual, withServiceImportIPs, type DesiredObject } from './rules.js';
+import { mergeForUpdate, semanticallyEqual, serviceAddresses, withServiceImportIPs, type DesiredObject, type ServiceAddresses } from './rules.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
@@ -22,6 +23,13 @@ export interface ApplierOptions {
   readonly store: LocalStore;
   readonly owner: ImportOwner;
   readonly owned: OwnedIndex;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
+  /**
+   * The member's ServiceImport CRD is a v1alpha1-only one (Antrea's: one `ips`, no
+   * `ipFamilies`): one VIP and no families are written. @default false
+   */
+  readonly oneVIP?: boolean;
   /** Names known to be free need no GET in {@link Applier.claim}. @default every name is read */
   readonly taken?: TakenNames;
   /** An object of `group` left the index: its slots may be free now. */
@@ -49,10 +57,12 @@ export class Applier {
   async apply(riName: string, kind: string, objects: readonly DesiredObject[], current: Map<string, Owned>, guard: WriteGuard): Promise<'applied' | 'conflict'> {
     const owned = this.options.owned;
     const wanted = new Set<string>();
-    let serviceIPs: string[] = [];
+    let addresses: ServiceAddresses | undefined = undefined;
     for (const original of objects) {
       let desired = original;
-      if (desired.kind === 'ServiceImport' && serviceIPs.length > 0) desired = { ...desired, body: withServiceImportIPs(desired.body, serviceIPs) };
+      if (desired.kind === 'ServiceImport' && addresses !== undefined && (addresses.ips.length > 0 || addresses.ipFamilies.length > 0)) {
+        desired = { ...desired, body: withServiceImportIPs(desired.body, addresses.ips, addresses.ipFamilies, this.options.oneVIP === true) };
+      }
       if (desired.kind === 'EndpointSlice') desired = { ...desired, body: this.ownedByServiceImport(desired) };
       const ref = desiredRef(desired);
       const key = keyOf(ref);
@@ -63,10 +73,7 @@ export class Applier {
         return 'conflict';
       }
       this.options.outcome(kind, result);
-      if (desired.kind === 'Service') {
-        const clusterIP = (owned.get(key)?.live['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
-        serviceIPs = clusterIP && clusterIP !== 'None' ? [clusterIP] : [];
-      }
+      if (desired.kind === 'Service') addresses = serviceAddresses(owned.get(key)?.live['spec']);
     }
     for (const [key, stale] of current) {
       if (!wanted.has(key)) await this.removeOne(key, stale, guard);
@@ -110,13 +117,14 @@ export class Applier {
    */
   private ownedByServiceImport(desired: DesiredObject): Record<string, unknown> {
     const name = sliceImportName(desired.body) ?? '';
-    const ref = { group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespaced: true, namespace: desired.namespace ?? '', name };
+    const serviceImportKind = this.options.serviceImport ?? SERVICE_IMPORT;
+    const ref = { group: serviceImportKind.group, version: serviceImportKind.version, plural: serviceImportKind.plural, namespaced: true, namespace: desired.namespace ?? '', name };
     const serviceImport = this.options.owned.get(keyOf(ref));
     const uid = serviceImport?.deleting === false ? serviceImport.live.metadata?.uid : undefined;
     if (uid === undefined || uid === '') {
       throw new Error(`EndpointSlice ${ref.namespace}/${desired.name} waits for its owner, ServiceImport ${ref.namespace}/${name}, to be imported`);
     }
-    return withOwnerReference(desired.body, name, uid);
+    return withOwnerReference(desired.body, name, uid, serviceImportKind.apiVersion);
   }
 
   async removeAll(current: Map<string, Owned>, guard: WriteGuard): Promise<void> {

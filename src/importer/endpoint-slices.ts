@@ -195,10 +195,11 @@ export function endpointSlicesFor(name: string, subsets: readonly unknown[], sou
  * agent does (it writes and deletes them itself; garbage collection only removes slices whose
  * ServiceImport is gone). `blockOwnerDeletion` is left unset: setting it true needs `update`
  * on `serviceimports/finalizers` where OwnerReferencesPermissionEnforcement is enabled, and a
- * foreground delete of a ServiceImport has no reason to wait for its slices.
+ * foreground delete of a ServiceImport has no reason to wait for its slices. `apiVersion` is
+ * the version the member serves: the garbage collector resolves the owner through it.
  */
-export function serviceImportOwnerReference(name: string, uid: string): Json {
-  return { apiVersion: SERVICE_IMPORT.apiVersion, kind: SERVICE_IMPORT.kind, name, uid, controller: false };
+export function serviceImportOwnerReference(name: string, uid: string, apiVersion: string = SERVICE_IMPORT.apiVersion): Json {
+  return { apiVersion, kind: SERVICE_IMPORT.kind, name, uid, controller: false };
 }
 
 function isServiceImportReference(ref: unknown): boolean {
@@ -207,11 +208,11 @@ function isServiceImportReference(ref: unknown): boolean {
 }
 
 /** `body` (a slice) owned by its ServiceImport `name` of `uid`: any other ServiceImport reference replaced, other owners kept. */
-export function withOwnerReference(body: Readonly<Json>, name: string, uid: string): Json {
+export function withOwnerReference(body: Readonly<Json>, name: string, uid: string, apiVersion: string = SERVICE_IMPORT.apiVersion): Json {
   const out = structuredClone(body) as Json;
   const metadata = recordOf(out['metadata']);
   const others = arrayOf(metadata['ownerReferences']).filter((ref) => !isServiceImportReference(ref));
-  metadata['ownerReferences'] = [...others, serviceImportOwnerReference(name, uid)];
+  metadata['ownerReferences'] = [...others, serviceImportOwnerReference(name, uid, apiVersion)];
   out['metadata'] = metadata;
   return out;
 }

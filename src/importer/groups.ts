@@ -8,6 +8,8 @@ import type { ObjectRef } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { rejectionDetail, rejectionOf, type Rejection } from './policy.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 
 /**
  * Objects of one exported Service reserved before its first write: Service antrea-mc-<name>,
@@ -22,11 +24,11 @@ export const SERVICE_GROUP_SIZE = 4;
  * that is not ours refuses the whole Service. A new kind of the group (EndpointSlices) adds
  * its names here.
  */
-export function serviceGroupRefs(namespace: string, name: string): ObjectRef[] {
+export function serviceGroupRefs(namespace: string, name: string, serviceImport: ResourceDescriptor = SERVICE_IMPORT): ObjectRef[] {
   const core = { group: '', version: 'v1', namespaced: true, namespace } as const;
   return [
     { ...core, plural: 'services', name: `${ANTREA_MC_PREFIX}${name}` },
-    { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true, namespace, name },
+    { group: serviceImport.group, version: serviceImport.version, plural: serviceImport.plural, namespaced: true, namespace, name },
     { ...core, plural: 'endpoints', name: `${ANTREA_MC_PREFIX}${name}` },
   ];
 }
@@ -71,7 +73,7 @@ export interface AdmissionGroup {
   readonly claims?: readonly ObjectRef[];
 }
 
-export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGroup {
+export function groupOfImport(ri: ResourceImport, plan: ImportPlan, serviceImport: ResourceDescriptor = SERVICE_IMPORT): AdmissionGroup {
   const kind = ri.spec?.kind;
   if (kind === RESOURCE_IMPORT_KIND.ServiceImport || kind === RESOURCE_IMPORT_KIND.Endpoints) {
     const ns = ri.spec?.namespace ?? '';
@@ -81,7 +83,7 @@ export function groupOfImport(ri: ResourceImport, plan: ImportPlan): AdmissionGr
     return {
       key: serviceGroupKey(ns, name), size, what: `the exported Service ${ns}/${name} (Service, ServiceImport, Endpoints and EndpointSlices)`,
       // The ServiceImport RI lands first (its Endpoints sibling waits for it): it claims every name.
-      ...(kind === RESOURCE_IMPORT_KIND.ServiceImport ? { claims: serviceGroupRefs(ns, name) } : {}),
+      ...(kind === RESOURCE_IMPORT_KIND.ServiceImport ? { claims: serviceGroupRefs(ns, name, serviceImport) } : {}),
     };
   }
   const riName = ri.metadata?.name ?? '';
@@ -95,6 +97,8 @@ export type Verdict = 'applied' | 'rejected' | 'conflict' | 'skipped';
 export interface SiblingLookup {
   readonly owner: ImportOwner;
   readonly enableLabelIdentity: boolean;
+  /** The ServiceImport version the member serves. @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
   /** The RIs last seen in the Endpoints RI's group. */
   readonly members: Iterable<string>;
   get(riName: string): ResourceImport | undefined;
@@ -140,7 +144,7 @@ export function siblingProblem(ri: ResourceImport, lookup: SiblingLookup): { rej
       // Quiet: the sibling's one ImportConflict Event already names the object in the way.
       return held(`${sibling} was not imported: it conflicts with an existing object`, true);
     case 'skipped': {
-      const plan = desiredForImport(found.ri, lookup.owner, { enableLabelIdentity: lookup.enableLabelIdentity });
+      const plan = desiredForImport(found.ri, lookup.owner, { enableLabelIdentity: lookup.enableLabelIdentity, ...(lookup.serviceImport !== undefined && { serviceImport: lookup.serviceImport }) });
       return held(`${sibling} is not imported here${plan.kind === 'skip' ? ` (${plan.reason})` : ''}`, false);
     }
     case 'applied':

@@ -1,6 +1,7 @@
 // What an Importer is given: the owner it imports for, the firewall's settings, the member
 // store, and the callbacks through which it reports. Apart from importer.ts so that its
 // callers (the manager, tests) read the contract without the engine.
+import type { ResourceDescriptor } from '../common/api/meta.js';
 import type { ImportPolicyConfig } from '../common/config/config.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import type { ImportOutcome } from './applier.js';
@@ -32,6 +33,10 @@ export interface ImporterOptions {
   readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (rule: string) => void;
   readonly concurrency?: number;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
+  /** One VIP and no ipFamilies on ServiceImports (a v1alpha1-only CRD, Antrea's shape). @default false */
+  readonly oneVIP?: boolean;
   /** The ClusterSet's other leaders' importers, when it lists several (import-board.ts). */
   readonly sources?: ImportSources;
 }

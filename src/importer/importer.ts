@@ -34,13 +34,13 @@ import { LinkLifecycle, PausedError, retryUntilDone, type LeaderLink } from '../
 import { ImportCapacity } from './capacity.js';
 import { groupOfImport, groupOfObject, siblingProblem, slotsFor } from './groups.js';
 import { OwnedIndex, type Owned } from './owned-index.js';
-import { RESOURCE_IMPORT_ANNOTATION, toLabelValue } from './ownership.js';
+import { RESOURCE_IMPORT_ANNOTATION } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import type { ImporterOptions } from './importer-options.js';
 import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
-import { purgeOwned } from './purge.js';
+import { keptForOtherLeaders, purgeOwned } from './purge.js';
 import { ImportReports } from './import-reports.js';
 import { startImportWatch, stopImportWatch, watchFailureOf, type WatchFailure } from './import-watch.js';
 
@@ -93,6 +93,8 @@ export class Importer implements LeaderLink {
       store: options.store,
       owner: options.owner,
       owned: this.owned,
+      ...(options.serviceImport !== undefined && { serviceImport: options.serviceImport }),
+      ...(options.oneVIP !== undefined && { oneVIP: options.oneVIP }),
       ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.reports.conflict(riName, ref, why, claimed === true, (message) => this.riState.conflict(riName, message)); },
@@ -229,20 +231,9 @@ export class Importer implements LeaderLink {
   /** Stops and removes everything this ClusterSet imported (what another of its leaders holds stays). */
   async leave(): Promise<void> {
     await this.stop();
-    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy, undefined, (riName, writer) => this.keptForOthers(riName, writer));
+    await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
+      { keep: (riName, writer) => keptForOtherLeaders(this.options.sources, riName, writer), serviceImport: this.options.serviceImport });
     this.clearState();
-  }
-
-  /**
-   * With several leaders, what this leader's leave or lost-leader purge keeps: an import another
-   * leader holds (or may: still listing), and an object another leader of the ClusterSet wrote
-   * (its own retention decides when it goes, if that leader is lost too).
-   */
-  private keptForOthers(riName: string, writer: string | undefined): boolean {
-    const sources = this.options.sources;
-    if (sources?.several() !== true) return false;
-    if (sources.heldElsewhere(riName)) return true;
-    return writer !== undefined && sources.others().some((id) => toLabelValue(id) === writer);
   }
 
   // -------------------------------------------------------------------------------------
@@ -323,7 +314,7 @@ export class Importer implements LeaderLink {
       this.options.logger.warn(`removing imports: ${why}`, { pausedBecause: this.link.pauseReason });
       try {
         await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
-          () => this.stillPaused(), (riName, writer) => this.keptForOthers(riName, writer));
+          { proceed: () => this.stillPaused(), keep: (riName, writer) => keptForOtherLeaders(this.options.sources, riName, writer), serviceImport: this.options.serviceImport });
       } catch (err) {
         this.options.logger.warn('could not remove the imports of the lost leader; will retry', { error: describeError(err), retryInMs: PURGE_RETRY_MS });
         if (this.stillPaused()) this.startCountdown(PURGE_RETRY_MS);
@@ -365,7 +356,7 @@ export class Importer implements LeaderLink {
   }
 
   private async rebuildIndex(): Promise<void> {
-    const found = await listOwned(this.options.store, this.options.owner, this.options.policy);
+    const found = await listOwned(this.options.store, this.options.owner, this.options.policy, this.options.serviceImport);
     this.owned.clear();
     const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
     for (const { ref, object } of found) {
@@ -483,8 +474,9 @@ export class Importer implements LeaderLink {
       return undefined;
     }
     const kind = String(ri.spec?.kind);
-    const plan = desiredForImport(ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity });
-    const group = groupOfImport(ri, plan);
+    const serviceImport = this.options.serviceImport;
+    const plan = desiredForImport(ri, this.options.owner, { enableLabelIdentity: this.options.policy.enableLabelIdentity, ...(serviceImport !== undefined && { serviceImport }) });
+    const group = groupOfImport(ri, plan, serviceImport);
     this.riState.joinGroup(riName, { group: group.key, kind });
     if (plan.kind === 'skip') {
       this.options.logger.debug('resource import skipped', { resourceImport: riName, reason: plan.reason });
@@ -504,6 +496,7 @@ export class Importer implements LeaderLink {
       const held = siblingProblem(ri, {
         owner: this.options.owner,
         enableLabelIdentity: this.options.policy.enableLabelIdentity,
+        ...(serviceImport !== undefined && { serviceImport }),
         members: this.riState.members(group.key),
         get: (name) => informer.get(name, this.options.owner.leaderNamespace),
         verdict: (name) => this.riState.verdict(name),

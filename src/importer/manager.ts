@@ -15,6 +15,7 @@ import { WatchedNames } from './taken-names.js';
 import { ImportBoard, type BoardMember } from './import-board.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 import { paged } from '../common/kube/paginate.js';
+import { mcsResources, type McsResources } from '../common/api/mcs.js';
 
 export interface ImportManagerLogger extends ImporterLogger {
   child(fields: Record<string, unknown>): ImportManagerLogger;
@@ -31,6 +32,8 @@ export interface ImportManagerOptions {
   readonly onCountsChanged: (clusterSet: string) => void;
   readonly onOutcome?: (clusterSet: string, kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (clusterSet: string, rule: string) => void;
+  /** ServiceImports in the version the member serves (common/kube/mcs-version.ts). @default v1beta1 */
+  readonly mcs?: McsResources;
 }
 
 export class ImportManager {
@@ -53,7 +56,11 @@ export class ImportManager {
       name: 'namespaces', path: '/api/v1/namespaces', list: paged((page) => core.listNamespace(page)), watch: client, logger: this.log,
     });
     // Metadata only: a cluster's Endpoints may be many and large, and only their names count here.
-    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log);
+    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log, this.mcs.serviceImport);
+  }
+
+  private get mcs(): McsResources {
+    return this.options.mcs ?? mcsResources('v1beta1');
   }
 
   start(): Promise<void> {
@@ -120,6 +127,10 @@ export class ImportManager {
       onOutcome: (kind, outcome) => this.options.onOutcome?.(clusterSet, kind, outcome),
       onRejection: (rule) => this.options.onRejection?.(clusterSet, rule),
       sources: board.handle(target.leaderClusterID),
+      serviceImport: this.mcs.serviceImport,
+      // A CRD serving only v1alpha1 is taken for Antrea's (or this chart's before mcs-api v0.5):
+      // one `ips`, no `ipFamilies`, which would be pruned and then differ forever.
+      oneVIP: this.mcs.version === 'v1alpha1',
     });
     const member: BoardMember = {
       view: (riName) => importer.sourceView(riName),

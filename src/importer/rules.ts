@@ -30,6 +30,12 @@ import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_
 import { LEADER_LABEL, ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { isRecord, type Json } from '../common/kube/json.js';
 
+export interface ImportRuleOptions {
+  readonly enableLabelIdentity: boolean;
+  /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
+  readonly serviceImport?: ResourceDescriptor;
+}
+
 /** One object the importer wants to exist, with what the engine needs to address it. */
 export interface DesiredObject {
   apiVersion: string;
@@ -178,9 +184,9 @@ function clusterInfoSpec(info: unknown): Json {
 
 function serviceImportSpec(spec: unknown): Json {
   const src = recordOf(spec);
-  // Only fields of the member ServiceImport CRD: the RI schema's ipFamilies would be pruned
-  // there. `ips` is left to the engine, which sets the local Service's ClusterIP
-  // (withServiceImportIPs).
+  // `ips` and `ipFamilies` are left to the engine, which sets the local Service's ClusterIPs
+  // and families (withServiceImportIPs): what this member serves, not what the leader says.
+  // Antrea's member CRD has no ipFamilies; the engine leaves them out where it is absent.
   const out: Json = { ports: arrayOf(src['ports']).map((p) => servicePort(p, true)) };
   for (const key of ['type', 'sessionAffinity', 'internalTrafficPolicy', 'trafficDistribution']) {
     if (typeof src[key] === 'string') out[key] = src[key];
@@ -248,7 +254,7 @@ function build(ri: ResourceImport, owner: ImportOwner, sourceKind: string, b: Bu
  * and provenance annotations on each. Same input, deep-equal output. Never throws on a
  * malformed RI: missing payload fields give incomplete objects that checkImport rejects.
  */
-export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options: { enableLabelIdentity: boolean }): ImportPlan {
+export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options: ImportRuleOptions): ImportPlan {
   const spec = ri.spec;
   if (spec === undefined) return skip('the ResourceImport has no spec');
   // Antrea ignores this targeting (antrea-wire.md 5.1 item 8); honouring it is the point.
@@ -269,15 +275,18 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
       // the Endpoints below because of the imported-service annotation. A Headless import
       // (KEP-1645) gets a headless Service, so its ServiceImport has no IP.
       const headless = siSpec?.type === 'Headless';
+      // A dual-stack export (KEP-1645 ipFamilies) gets a local Service of every family this
+      // member serves: PreferDualStack is single-stack on a single-stack member.
+      const dualStack = arrayOf(siSpec?.ipFamilies).length > 1;
       const service = build(ri, owner, kind, {
         resource: SERVICE_RESOURCE,
         name: antreaMCName(name),
         namespace,
         annotations: { [IMPORTED_SERVICE_ANNOTATION]: ANNOTATION_TRUE },
-        content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ports } },
+        content: { spec: { type: 'ClusterIP', ...(headless && { clusterIP: 'None' }), ...(dualStack && { ipFamilyPolicy: 'PreferDualStack' }), ports } },
       });
       const serviceImport = build(ri, owner, kind, {
-        resource: SERVICE_IMPORT,
+        resource: options.serviceImport ?? SERVICE_IMPORT,
         name,
         namespace,
         content: { spec: serviceImportSpec(siSpec) },
@@ -353,17 +362,42 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
   }
 }
 
+/** What a ServiceImport carries of its local `antrea-mc-<name>` Service. */
+export interface ServiceAddresses {
+  /** The ClusterIPs, one per family in the order of `ipFamilies`; none for a headless Service. */
+  readonly ips: readonly string[];
+  /** The Service's families (a headless Service has them too); none when unknown. */
+  readonly ipFamilies: readonly string[];
+}
+
 /**
- * The ServiceImport body with `spec.ips` set to the local `antrea-mc-<name>` Service's
- * ClusterIP (Antrea's rule). Only the first address is kept: the member CRD allows one VIP,
- * so pass the Service's `spec.clusterIP`, not `clusterIPs`. An empty list removes `ips`.
+ * The addresses of a live Service as its ServiceImport states them (KEP-1645 ClusterSetIP:
+ * "the IPs field must correspond to the protocols defined in the ipFamilies field"): its
+ * `clusterIPs` (else `clusterIP`) and `ipFamilies`, at most two, in the Service's order.
  */
-export function withServiceImportIPs(body: Record<string, unknown>, ips: readonly string[]): Record<string, unknown> {
+export function serviceAddresses(spec: unknown): ServiceAddresses {
+  const s = recordOf(spec);
+  const clusterIPs = arrayOf(s['clusterIPs']).filter((ip): ip is string => typeof ip === 'string');
+  const all = clusterIPs.length > 0 ? clusterIPs : typeof s['clusterIP'] === 'string' ? [s['clusterIP']] : [];
+  const ips = all.filter((ip) => ip !== '' && ip !== 'None').slice(0, 2);
+  const ipFamilies = arrayOf(s['ipFamilies']).filter((f): f is string => f === 'IPv4' || f === 'IPv6').slice(0, 2);
+  return { ips, ipFamilies };
+}
+
+/**
+ * The ServiceImport body with `spec.ips` and `spec.ipFamilies` of the local `antrea-mc-<name>`
+ * Service (Antrea's rule, one VIP per family). `oneVIP`: the member's CRD is Antrea's (one
+ * `ips`, no `ipFamilies`), so only the first address is kept and no families are written.
+ * An empty list removes the field.
+ */
+export function withServiceImportIPs(body: Record<string, unknown>, ips: readonly string[], ipFamilies: readonly string[] = [], oneVIP = false): Record<string, unknown> {
   const out = structuredClone(body);
   const spec = recordOf(out['spec']);
-  const first = ips[0];
-  if (first === undefined) delete spec['ips'];
-  else spec['ips'] = [first];
+  const kept = oneVIP ? ips.slice(0, 1) : ips.slice(0, 2);
+  if (kept.length === 0) delete spec['ips'];
+  else spec['ips'] = [...kept];
+  if (oneVIP || ipFamilies.length === 0) delete spec['ipFamilies'];
+  else spec['ipFamilies'] = [...ipFamilies.slice(0, 2)];
   out['spec'] = spec;
   return out;
 }
@@ -437,9 +471,10 @@ function endpointPairs(subsets: unknown): string[] {
 /** What the importer writes of an EndpointSlice (top-level fields; the apiserver adds none we read). */
 const SLICE_FIELDS = ['addressType', 'endpoints', 'ports'] as const;
 
-function serviceImportComparable(spec: unknown, dropIPs: boolean): unknown {
+function serviceImportComparable(spec: unknown, dropIPs: boolean, dropFamilies: boolean): unknown {
   const src = { ...recordOf(spec) };
   if (dropIPs) delete src['ips'];
+  if (dropFamilies) delete src['ipFamilies'];
   src['ports'] = arrayOf(src['ports']).map((p) => ({ ...recordOf(p), protocol: recordOf(p)['protocol'] ?? 'TCP' }));
   return canonical(src);
 }
@@ -458,6 +493,7 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
     case SERVICE_RESOURCE.kind:
       return (have['type'] ?? 'ClusterIP') === 'ClusterIP' &&
         canonical(have['selector']) === undefined &&
+        (want['ipFamilyPolicy'] === undefined || want['ipFamilyPolicy'] === have['ipFamilyPolicy']) &&
         isDeepStrictEqual(comparablePorts(want['ports']), comparablePorts(have['ports']));
     case ENDPOINTS_RESOURCE.kind:
       return isDeepStrictEqual(endpointPairs(desired.body['subsets']), endpointPairs(live['subsets']));
@@ -468,7 +504,8 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
         sameCanonical(serviceImportReferences(desired.body), serviceImportReferences(live));
     case SERVICE_IMPORT.kind: {
       const dropIPs = canonical(want['ips']) === undefined;
-      return isDeepStrictEqual(serviceImportComparable(want, dropIPs), serviceImportComparable(have, dropIPs));
+      const dropFamilies = canonical(want['ipFamilies']) === undefined;
+      return isDeepStrictEqual(serviceImportComparable(want, dropIPs, dropFamilies), serviceImportComparable(have, dropIPs, dropFamilies));
     }
     case ACNP_RESOURCE.kind:
       // The hash annotation (checked above) catches leader-side removals; covers() tolerates
@@ -506,6 +543,8 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       delete spec['externalName'];
       spec['type'] = 'ClusterIP';
       spec['ports'] = want['ports'] ?? [];
+      // SingleStack to PreferDualStack is a valid update; the other way is left as it is.
+      if (want['ipFamilyPolicy'] !== undefined) spec['ipFamilyPolicy'] = want['ipFamilyPolicy'];
       out['spec'] = spec;
       break;
     }
@@ -517,12 +556,16 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       for (const key of SLICE_FIELDS) out[key] = structuredClone(body[key]);
       // Our ServiceImport reference replaces any earlier one (an older uid); other owners stay.
       const reference = recordOf(serviceImportReferences(body)[0]);
-      if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') return withOwnerReference(out, reference['name'], reference['uid']);
+      if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') {
+        return withOwnerReference(out, reference['name'], reference['uid'], typeof reference['apiVersion'] === 'string' ? reference['apiVersion'] : undefined);
+      }
       break;
     }
     case SERVICE_IMPORT.kind: {
       const liveIPs = recordOf(live['spec'])['ips'];
       if (want['ips'] === undefined && liveIPs !== undefined) want['ips'] = structuredClone(liveIPs);
+      const liveFamilies = recordOf(live['spec'])['ipFamilies'];
+      if (want['ipFamilies'] === undefined && liveFamilies !== undefined) want['ipFamilies'] = structuredClone(liveFamilies);
       out['spec'] = want;
       break;
     }

@@ -9,6 +9,8 @@ import { ResilientInformer, type InformerLogger } from '../common/kube/informer.
 import type { JsonClient } from '../common/kube/json-client.js';
 import { collectionPath, type KindRef, type ObjectRef } from './local-store.js';
 import { listAllPages } from '../common/kube/paginate.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 
 export interface TakenNames {
   /**
@@ -22,7 +24,7 @@ export interface TakenNames {
 /** The kinds whose names an imported Service claims before its Service is created (groups.ts). */
 export const WATCHED_NAME_KINDS: readonly KindRef[] = [
   { group: '', version: 'v1', plural: 'endpoints', namespaced: true },
-  { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true },
+  { group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespaced: true },
 ];
 
 /** What a name needs to be known: the object reduced to its name (a cluster's Endpoints may be many and large). */
@@ -60,9 +62,10 @@ export class WatchedNames implements TakenNames {
   }
 
   /** One cluster-wide, name-only informer per kind of {@link WATCHED_NAME_KINDS}. */
-  static watching(client: JsonClient, logger: InformerLogger): WatchedNames {
+  static watching(client: JsonClient, logger: InformerLogger, serviceImport: ResourceDescriptor = SERVICE_IMPORT): WatchedNames {
     const caches = new Map<string, NameCache>();
-    for (const kind of WATCHED_NAME_KINDS) {
+    // ServiceImports in the version the member serves.
+    for (const kind of WATCHED_NAME_KINDS.map((k) => k.plural === serviceImport.plural && k.group === serviceImport.group ? { ...k, version: serviceImport.version } : k)) {
       const path = collectionPath(kind, undefined);
       caches.set(kindKey(kind), new ResilientInformer<KubernetesObject>({
         name: `${kind.plural} (names)`, path, watch: client, logger,

@@ -6,6 +6,8 @@ import type { KindRef, LocalStore, ObjectRef, PlainObject } from './local-store.
 import { isNotFound } from '../common/kube/errors.js';
 import { isOwnedBy, isOwnedByAgent, ownerSelector, type ImportOwner } from './ownership.js';
 import type { DesiredObject } from './rules.js';
+import { SERVICE_IMPORT } from '../common/api/mcs.js';
+import type { ResourceDescriptor } from '../common/api/meta.js';
 
 export type TargetKind = KindRef & { readonly agentNamespaceOnly?: boolean };
 
@@ -18,7 +20,7 @@ export const IMPORT_TARGET_KINDS: readonly TargetKind[] = [
   { group: '', version: 'v1', plural: 'services', namespaced: true },
   { group: '', version: 'v1', plural: 'endpoints', namespaced: true },
   { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
-  { group: 'multicluster.x-k8s.io', version: 'v1alpha1', plural: 'serviceimports', namespaced: true },
+  { group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespaced: true },
   { group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'clusterinfoimports', namespaced: true, agentNamespaceOnly: true },
   { group: 'crd.antrea.io', version: 'v1beta1', plural: 'clusternetworkpolicies', namespaced: false },
   { group: 'multicluster.crd.antrea.io', version: 'v1alpha1', plural: 'labelidentities', namespaced: false },
@@ -27,10 +29,12 @@ export const IMPORT_TARGET_KINDS: readonly TargetKind[] = [
 /**
  * The import target kinds a policy enables: ClusterNetworkPolicies only when
  * AntreaClusterNetworkPolicy is allowed, LabelIdentities only when enabled and allowed.
- * A disabled kind is not listed (its API may not even be served or granted).
+ * A disabled kind is not listed (its API may not even be served or granted). ServiceImports
+ * are addressed in the version the member serves.
  */
-export function importTargetKinds(policy: Pick<ImportPolicyConfig, 'allowedKinds' | 'enableLabelIdentity'>): readonly TargetKind[] {
-  return IMPORT_TARGET_KINDS.filter((kind) => {
+export function importTargetKinds(policy: Pick<ImportPolicyConfig, 'allowedKinds' | 'enableLabelIdentity'>,
+  serviceImport: ResourceDescriptor = SERVICE_IMPORT): readonly TargetKind[] {
+  return IMPORT_TARGET_KINDS.map((kind) => kind.group === serviceImport.group && kind.plural === serviceImport.plural ? { ...kind, version: serviceImport.version } : kind).filter((kind) => {
     if (kind.plural === 'clusternetworkpolicies') return policy.allowedKinds.includes('AntreaClusterNetworkPolicy');
     if (kind.plural === 'labelidentities') return policy.enableLabelIdentity && policy.allowedKinds.includes('LabelIdentity');
     return true;
@@ -59,9 +63,10 @@ export function desiredRef(d: DesiredObject): ObjectRef {
 }
 
 /** Every object the agent owns for this ClusterSet, found by its labels in every enabled import target kind. */
-export async function listOwned(store: LocalStore, owner: ImportOwner, policy: ImportPolicyConfig): Promise<{ ref: ObjectRef; object: PlainObject }[]> {
+export async function listOwned(store: LocalStore, owner: ImportOwner, policy: ImportPolicyConfig,
+  serviceImport: ResourceDescriptor = SERVICE_IMPORT): Promise<{ ref: ObjectRef; object: PlainObject }[]> {
   const found: { ref: ObjectRef; object: PlainObject }[] = [];
-  for (const kind of importTargetKinds(policy)) {
+  for (const kind of importTargetKinds(policy, serviceImport)) {
     let objects: PlainObject[];
     try {
       objects = await store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);

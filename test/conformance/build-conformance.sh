@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Builds the MCS-API conformance suite (sigs.k8s.io/mcs-api/conformance v0.4.1, Ginkgo, API
-# v1alpha1) into a test binary, cached by the Go version, this script and the source archive,
-# and prints the binary's path (progress on stderr). The Go module proxy is asked first; where
+# Builds the MCS-API conformance suite (sigs.k8s.io/mcs-api/conformance, Ginkgo) of the version
+# given as the first argument (v0.4.1, API v1alpha1, the default; v0.5.0, API v1beta1) into a
+# test binary, cached by the Go version, this script, the version and the source archive, and
+# prints the binary's path (progress on stderr). The Go module proxy is asked first; where
 # it refuses the conformance module (it does here), the project's own unmodified tree from
 # <repo>/../shared/vendor/mcs-api/ is used (override: MCS_API_TARBALL).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-VERSION=v0.4.1
+VERSION=${1:-v0.4.1}
+case $VERSION in v0.4.1|v0.5.0) ;; *) echo "unknown conformance suite version $VERSION (v0.4.1 or v0.5.0)" >&2; exit 2 ;; esac
 TARBALL=${MCS_API_TARBALL:-$REPO/../shared/vendor/mcs-api/mcs-api-$VERSION.tar.gz}
 export GOTOOLCHAIN=local CGO_ENABLED=0
 
 tarsum=none
 [ -f "$TARBALL" ] && tarsum=$(sha256sum "$TARBALL" | cut -c1-64)
-key=$( { go version; cat "$HERE/build-conformance.sh"; echo "$tarsum"; } | sha256sum | cut -c1-16)
+key=$( { go version; cat "$HERE/build-conformance.sh"; echo "$VERSION $tarsum"; } | sha256sum | cut -c1-16)
 CACHE_ROOT=${MCS_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clusterset-agent/mcs-conformance}
 OUT=$CACHE_ROOT/$key
 if [ -x "$OUT/conformance.test" ]; then echo "$OUT/conformance.test"; exit 0; fi

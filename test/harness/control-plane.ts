@@ -27,7 +27,15 @@ export interface ControlPlaneOptions {
   readonly controllers?: boolean;
   /** Pod IPs of the kwok node (with `controllers`); default 10.244.0.0/16. */
   readonly podCIDR?: string;
+  /**
+   * Dual-stack Services: kube-apiserver allocates ClusterIPs from an IPv4 and an IPv6 range
+   * (`--service-cluster-ip-range=<v4>,<v6>`), so `PreferDualStack` Services get both families.
+   */
+  readonly dualStack?: boolean;
 }
+
+/** The Service ranges: IPv4 always; IPv6 second for a dual-stack control plane. */
+export const SERVICE_RANGES = { ipv4: '10.0.0.0/16', ipv6: 'fd00:10:96::/108' } as const;
 
 export interface ControlPlane {
   readonly name: string;
@@ -147,7 +155,7 @@ async function startControlPlaneOnce(name: string, options: ControlPlaneOptions)
     `--service-account-issuer=${server}`,
     `--service-account-key-file=${path.join(pki, 'sa.pub')}`,
     `--service-account-signing-key-file=${path.join(pki, 'sa.key')}`,
-    '--service-cluster-ip-range=10.0.0.0/16', '--allow-privileged=true',
+    `--service-cluster-ip-range=${options.dualStack === true ? `${SERVICE_RANGES.ipv4},${SERVICE_RANGES.ipv6}` : SERVICE_RANGES.ipv4}`, '--allow-privileged=true',
     // No controller-manager, so no "default" ServiceAccount would ever exist for pods.
     '--disable-admission-plugins=ServiceAccount',
     '--endpoint-reconciler-type=none',

@@ -3,7 +3,7 @@
 // leader with Antrea's manifests) and members of either kind (this agent with the chart's CRDs,
 // or antrea-mc-controller member with Antrea's manifests), joined the way each one's docs say.
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { SERVICE_EXPORT } from '../../src/common/api/mcs.js';
+import { SERVICE_EXPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
 import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
 import { startAgent, type Agent } from '../../src/agent.js';
 import { loadConfig } from '../../src/common/config/config.js';
@@ -191,9 +191,10 @@ export async function exportService(cp: ControlPlane, name: string, port: number
   await kc.makeApiClient(CoreV1Api).createNamespacedEndpoints({
     namespace, body: { metadata: { name }, subsets: [{ addresses: [{ ip: '10.244.1.5' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }] },
   });
+  // v1alpha1: the only version Antrea's member CRDs serve (the chart's serve it too).
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace,
-    body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name } },
+    group: SERVICE_EXPORT_V1ALPHA1.group, version: SERVICE_EXPORT_V1ALPHA1.version, plural: SERVICE_EXPORT_V1ALPHA1.plural, namespace,
+    body: { apiVersion: `${SERVICE_EXPORT_V1ALPHA1.group}/${SERVICE_EXPORT_V1ALPHA1.version}`, kind: SERVICE_EXPORT_V1ALPHA1.kind, metadata: { name } },
   });
   return svc.spec?.clusterIP ?? '';
 }

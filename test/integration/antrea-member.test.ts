@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { SERVICE_EXPORT } from '../../src/common/api/mcs.js';
+import { SERVICE_EXPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT } from '../../src/common/api/antrea.js';
 import { CLUSTERSET_ID, waitForReady } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
@@ -93,7 +93,7 @@ describe('interop: the real Antrea member under our leader', () => {
     // The last beat was at most one Antrea interval (10 s) before the stop.
     assert.ok(took <= MEMBER_TIMEOUT_MS + 5_000, `Disconnected after ${String(took)} ms`);
     await antrea.cp.adminConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
-      group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: APP_NS, name: 'web',
+      group: SERVICE_EXPORT_V1ALPHA1.group, version: SERVICE_EXPORT_V1ALPHA1.version, plural: SERVICE_EXPORT_V1ALPHA1.plural, namespace: APP_NS, name: 'web',
     });
     await antrea.start();
     await waitFor('east Ready again', async () => (await statusOf('east'))?.status === 'True', converge);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { RESOURCE_EXPORT, type ResourceExport } from '../../src/common/api/antrea.js';
-import { SERVICE_EXPORT, type ServiceExport } from '../../src/common/api/mcs.js';
+import { SERVICE_EXPORT_V1ALPHA1, type ServiceExport } from '../../src/common/api/mcs.js';
 import { LEADER_NS } from '../harness/clusterset.js';
 import { maybe } from '../harness/imports.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
@@ -78,7 +78,7 @@ describe('interop: a mixed ClusterSet, two members of each kind under a leader o
     }
     const seApi = o1.cp.adminConfig().makeApiClient(CustomObjectsApi);
     const conditions = await waitFor('our member\'s ServiceExport Valid', async () => {
-      const se = (await seApi.getNamespacedCustomObject({ group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: APP_NS, name: 'shared' })) as ServiceExport;
+      const se = (await seApi.getNamespacedCustomObject({ group: SERVICE_EXPORT_V1ALPHA1.group, version: SERVICE_EXPORT_V1ALPHA1.version, plural: SERVICE_EXPORT_V1ALPHA1.plural, namespace: APP_NS, name: 'shared' })) as ServiceExport;
       const c = se.status?.conditions ?? [];
       return c.some((x) => x.type === 'Valid' && x.status === 'True') ? c : undefined;
     }, converge);

@@ -867,6 +867,25 @@ describe('Helm chart installed into real control planes', () => {
     }
   });
 
+  it('never downgrades MCS CRDs newer than its own: Helm leaves them, NOTES say not to apply crds/ over them', async () => {
+    const cp = memberCp();
+    assert.doesNotMatch(installOutput, /MCS CRDs:/, 'the chart\'s own CRDs, just installed: nothing to say');
+    const name = 'serviceimports.multicluster.x-k8s.io';
+    const label = 'multicluster.x-k8s.io/release-version';
+    const extensions = cp.adminConfig().makeApiClient(ApiextensionsV1Api);
+    // As if another MCS implementation had installed a later upstream release.
+    await kubectl(cp, ['label', '--overwrite', 'crd', name, `${label}=v0.6.0`]);
+    const before = await extensions.readCustomResourceDefinition({ name });
+    const res = await helm(['upgrade', RELEASE, CHART, '--namespace', RELEASE_NS, '--reuse-values'], cp.kubeconfigPath);
+    assert.equal(res.code, 0, `helm upgrade failed:\n${res.stdout}\n${res.stderr}`);
+    assert.match(res.stdout, /MCS CRDs: this cluster has the ServiceImport\/ServiceExport CRDs of sigs\.k8s\.io\/mcs-api v0\.6\.0\n\(schema revision 0\), newer than this chart's v0\.5\.2\./);
+    assert.match(res.stdout, /Do NOT apply the chart's\ncrds\/multicluster\.x-k8s\.io_\*\.yaml: that would downgrade them\./);
+    const after = await extensions.readCustomResourceDefinition({ name });
+    assert.equal(after.metadata?.labels?.[label], 'v0.6.0');
+    assert.equal(after.metadata?.resourceVersion, before.metadata?.resourceVersion, 'the CRD was not written');
+    await kubectl(cp, ['label', '--overwrite', 'crd', name, `${label}=v0.5.2`]);
+  });
+
   it('gives the ServiceAccount exactly the pinned permissions, and no Secret outside its namespace', async () => {
     const cp = memberCp();
     const token = await issueToken(cp.adminConfig(), RELEASE_NS, FULLNAME);

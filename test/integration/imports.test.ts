@@ -209,7 +209,7 @@ ${extra}`,
       assert.equal(endpoints?.metadata?.labels?.['endpointslice.kubernetes.io/skip-mirror'], 'true');
       const si = await local().serviceImport(NS, 'db');
       for (const slice of all) {
-        assert.deepEqual(JSON.parse(JSON.stringify(slice.metadata?.ownerReferences ?? null)) as unknown, [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'db', uid: si?.metadata?.uid, controller: false }], slice.metadata?.name);
+        assert.deepEqual(JSON.parse(JSON.stringify(slice.metadata?.ownerReferences ?? null)) as unknown, [{ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', name: 'db', uid: si?.metadata?.uid, controller: false }], slice.metadata?.name);
       }
       const hostnames = all.flatMap((s) => (s.endpoints ?? []).filter((e) => e.hostname !== undefined).map((e) => `${s.metadata?.labels?.['multicluster.kubernetes.io/source-cluster'] ?? ''} ${e.hostname ?? ''} ${e.addresses[0] ?? ''}`));
       assert.deepEqual(hostnames.sort(), ['a db-a 10.80.0.1', 'b db-b 10.81.0.1', 'c db-c 10.82.0.1']);

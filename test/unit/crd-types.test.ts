@@ -553,14 +553,34 @@ const serviceImportFixture: Fixture<mcs.ServiceImport> = {
   apiVersion: mcs.SERVICE_IMPORT.apiVersion,
   kind: mcs.SERVICE_IMPORT.kind,
   metadata: { name: 'nginx', namespace: 'default' },
-  spec: { ports: servicePorts, ips: ['10.96.20.20'], type: 'ClusterSetIP', sessionAffinity: 'None', sessionAffinityConfig, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose' },
-  status: { clusters: [{ cluster: 'test-cluster-west' }] },
+  spec: {
+    ports: servicePorts,
+    ips: ['10.96.20.20', 'fd00:10:96::20'],
+    type: 'ClusterSetIP',
+    sessionAffinity: 'None',
+    sessionAffinityConfig,
+    ipFamilies: ['IPv4', 'IPv6'],
+    internalTrafficPolicy: 'Cluster',
+    trafficDistribution: 'PreferClose',
+  },
+  status: {
+    clusters: [{ cluster: 'test-cluster-west' }],
+    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: T0, message: '', reason: 'Ready', observedGeneration: 1 }],
+    endpointSliceObjects: 'Present',
+  },
+};
+
+/** v1alpha1 is still served by the same CRD, with the same schema. */
+const serviceImportV1alpha1Fixture: Fixture<mcs.ServiceImport> = {
+  ...serviceImportFixture,
+  apiVersion: mcs.SERVICE_IMPORT_V1ALPHA1.apiVersion,
 };
 
 const serviceExportFixture: Fixture<mcs.ServiceExport> = {
   apiVersion: mcs.SERVICE_EXPORT.apiVersion,
   kind: mcs.SERVICE_EXPORT.kind,
   metadata: { name: 'nginx', namespace: 'default' },
+  spec: { exportedLabels: { tier: 'web' }, exportedAnnotations: { 'example.com/owner': 'team-a' } },
   status: {
     conditions: [
       {
@@ -573,6 +593,11 @@ const serviceExportFixture: Fixture<mcs.ServiceExport> = {
       },
     ],
   },
+};
+
+const serviceExportV1alpha1Fixture: Fixture<mcs.ServiceExport> = {
+  ...serviceExportFixture,
+  apiVersion: mcs.SERVICE_EXPORT_V1ALPHA1.apiVersion,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -693,30 +718,31 @@ const CASES: KindCase[] = [
     columns: [['Gateway IP', 'string', '.gatewayIP'], ['Internal IP', 'string', '.internalIP'], AGE],
     required: {},
   },
-  {
-    desc: mcs.SERVICE_IMPORT,
-    fixture: serviceImportFixture,
-    storage: true,
+  ...([[mcs.SERVICE_IMPORT, serviceImportFixture, true], [mcs.SERVICE_IMPORT_V1ALPHA1, serviceImportV1alpha1Fixture, false]] as const).map(([desc, fixture, storage]): KindCase => ({
+    desc,
+    fixture,
+    storage,
     statusSubresource: true,
-    shortNames: ['svcim'],
+    shortNames: ['svcim', 'svcimport'],
     columns: [['Type', 'string', '.spec.type'], ['IP', 'string', '.spec.ips'], AGE],
     required: {
       spec: exactRequired<mcs.ServiceImportSpec>()('ports', 'type'),
       'spec.ports[]': exactRequired<mcs.ServiceImportPort>()('port'),
       'status.clusters[]': exactRequired<mcs.ServiceImportClusterStatus>()('cluster'),
+      'status.conditions[]': exactRequired<meta.MetaCondition>()('lastTransitionTime', 'message', 'reason', 'status', 'type'),
     },
-  },
-  {
-    desc: mcs.SERVICE_EXPORT,
-    fixture: serviceExportFixture,
-    storage: true,
+  })),
+  ...([[mcs.SERVICE_EXPORT, serviceExportFixture, true], [mcs.SERVICE_EXPORT_V1ALPHA1, serviceExportV1alpha1Fixture, false]] as const).map(([desc, fixture, storage]): KindCase => ({
+    desc,
+    fixture,
+    storage,
     statusSubresource: true,
-    shortNames: ['svcex'],
+    shortNames: ['svcex', 'svcexport'],
     columns: [AGE],
     required: {
       'status.conditions[]': exactRequired<meta.MetaCondition>()('lastTransitionTime', 'message', 'reason', 'status', 'type'),
     },
-  },
+  })),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -742,7 +768,8 @@ void describe('CRD files', () => {
       assert.equal(crd.kind, 'CustomResourceDefinition', file);
       assert.equal(name, `${crd.spec.names.plural}.${crd.spec.group}`, `${file}: metadata.name`);
       assert.equal(file, `${crd.spec.group}_${crd.spec.names.plural}.yaml`, `${file}: file name`);
-      assert.equal(crd.spec.names.listKind, `${crd.spec.names.kind}List`, `${file}: listKind`);
+      // Upstream's MCS CRDs omit listKind: the apiserver defaults it to <Kind>List.
+      assert.equal(crd.spec.names.listKind ?? `${crd.spec.names.kind}List`, `${crd.spec.names.kind}List`, `${file}: listKind`);
       assert.equal(crd.spec.names.singular, crd.spec.names.kind.toLowerCase(), `${file}: singular`);
       assert.ok(['Namespaced', 'Cluster'].includes(crd.spec.scope), `${file}: scope`);
     }
@@ -752,7 +779,8 @@ void describe('CRD files', () => {
     for (const { file, crd } of crds.values()) {
       assert.equal(crd.spec.versions.filter((v) => v.storage).length, 1, `${file}: storage versions`);
       for (const v of crd.spec.versions) assert.equal(v.served, true, `${file} ${v.name}: served`);
-      if (crd.spec.versions.length > 1) assert.equal(crd.spec.conversion?.strategy, 'None', `${file}: conversion strategy`);
+      // Upstream's MCS CRDs leave the strategy to its default, None.
+      if (crd.spec.versions.length > 1) assert.equal(crd.spec.conversion?.strategy ?? 'None', 'None', `${file}: conversion strategy`);
     }
   });
 
@@ -860,6 +888,13 @@ void describe('ClusterSet documentation and member-side additions', () => {
     const strip = (s: unknown): unknown =>
       Array.isArray(s) ? s.map(strip) : isRecord(s) ? Object.fromEntries(Object.entries(s).filter(([k]) => k !== 'description').map(([k, v]) => [k, strip(v)])) : s;
     assert.deepEqual(strip(a), strip(b));
+  });
+
+  void test('MCS v1beta1 and v1alpha1 have one schema (no conversion webhook: either version reads every stored object)', () => {
+    for (const [beta, alpha] of [[mcs.SERVICE_IMPORT, mcs.SERVICE_IMPORT_V1ALPHA1], [mcs.SERVICE_EXPORT, mcs.SERVICE_EXPORT_V1ALPHA1]] as const) {
+      assert.deepEqual(crdFor(beta).schema, crdFor(alpha).schema, beta.kind);
+      assert.deepEqual(crdFor(beta).version.additionalPrinterColumns, crdFor(alpha).version.additionalPrinterColumns, beta.kind);
+    }
   });
 
   void test('v1alpha1 has no spec.clusterID, v1alpha2 has it', () => {

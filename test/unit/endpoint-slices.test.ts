@@ -123,7 +123,9 @@ describe('the ServiceImport owner reference', () => {
   };
 
   it('is KEP-1645\'s: the ServiceImport by name and uid, not the controller, not blocking its deletion', () => {
-    assert.deepEqual(serviceImportOwnerReference('hello', 'u-1'), { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'hello', uid: 'u-1', controller: false });
+    assert.deepEqual(serviceImportOwnerReference('hello', 'u-1'), { apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', name: 'hello', uid: 'u-1', controller: false });
+    // Where the member serves only v1alpha1 the garbage collector must resolve the owner in it.
+    assert.equal(serviceImportOwnerReference('hello', 'u-1', 'multicluster.x-k8s.io/v1alpha1')['apiVersion'], 'multicluster.x-k8s.io/v1alpha1');
   });
 
   it('makes a slice owned by an older ServiceImport (another uid) differ, and the update replaces the reference, keeping other owners', () => {

@@ -22,6 +22,7 @@ import {
   mergeForUpdate,
   semanticallyEqual,
   withServiceImportIPs,
+  serviceAddresses,
   type DesiredObject,
   type ImportPlan,
 } from '../../src/importer/rules.js';
@@ -174,7 +175,8 @@ describe('desiredForImport()', () => {
         spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] },
       },
     });
-    assert.equal(serviceImport.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    assert.equal(serviceImport.apiVersion, 'multicluster.x-k8s.io/v1beta1');
+    assert.equal(serviceImport.version, 'v1beta1');
     assert.equal(serviceImport.plural, 'serviceimports');
     assert.equal(serviceImport.name, 'nginx');
     assert.equal(serviceImport.namespace, 'default');
@@ -286,13 +288,49 @@ describe('desiredForImport()', () => {
 });
 
 describe('withServiceImportIPs()', () => {
-  it('sets one VIP without touching the input, and removes ips for an empty list', () => {
+  it('sets one VIP per family in the Service\'s order without touching the input, and removes ips for an empty list', () => {
     const [, serviceImport] = apply(desiredForImport(serviceRI, owner, OFF));
     assert.ok(serviceImport);
-    const body = withServiceImportIPs(serviceImport.body, ['10.96.0.10', 'fd00::10']);
-    assert.deepEqual((body['spec'] as { ips: unknown }).ips, ['10.96.0.10']);
+    const body = withServiceImportIPs(serviceImport.body, ['fd00::10', '10.96.0.10'], ['IPv6', 'IPv4']);
+    assert.deepEqual(body['spec'], { ...(serviceImport.body['spec'] as object), ips: ['fd00::10', '10.96.0.10'], ipFamilies: ['IPv6', 'IPv4'] });
     assert.equal((serviceImport.body['spec'] as { ips?: unknown }).ips, undefined);
     assert.equal('ips' in (withServiceImportIPs(body, [])['spec'] as object), false);
+    assert.equal('ipFamilies' in (withServiceImportIPs(body, [])['spec'] as object), false);
+    // A headless import has families and no VIP.
+    assert.deepEqual(withServiceImportIPs(serviceImport.body, [], ['IPv4'])['spec'], { ...(serviceImport.body['spec'] as object), ipFamilies: ['IPv4'] });
+  });
+
+  it('keeps one VIP and no families where the member\'s CRD is Antrea\'s v1alpha1 (one ips, no ipFamilies)', () => {
+    const [, serviceImport] = apply(desiredForImport(serviceRI, owner, OFF));
+    assert.ok(serviceImport);
+    const body = withServiceImportIPs(serviceImport.body, ['10.96.0.10', 'fd00::10'], ['IPv4', 'IPv6'], true);
+    assert.deepEqual(body['spec'], { ...(serviceImport.body['spec'] as object), ips: ['10.96.0.10'] });
+  });
+});
+
+describe('serviceAddresses()', () => {
+  it('reads clusterIPs and ipFamilies of the live Service, in its order; clusterIP when clusterIPs is absent; no VIP for headless', () => {
+    assert.deepEqual(serviceAddresses({ clusterIP: 'fd00::1', clusterIPs: ['fd00::1', '10.96.0.1'], ipFamilies: ['IPv6', 'IPv4'] }), { ips: ['fd00::1', '10.96.0.1'], ipFamilies: ['IPv6', 'IPv4'] });
+    assert.deepEqual(serviceAddresses({ clusterIP: '10.96.0.1' }), { ips: ['10.96.0.1'], ipFamilies: [] });
+    assert.deepEqual(serviceAddresses({ clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4', 'IPv6'] }), { ips: [], ipFamilies: ['IPv4', 'IPv6'] });
+    assert.deepEqual(serviceAddresses(undefined), { ips: [], ipFamilies: [] });
+  });
+});
+
+describe('dual-stack imports', () => {
+  it('a dual-stack export makes a PreferDualStack local Service; a single-stack one leaves the policy to the cluster', () => {
+    const dual = { ...serviceRI, spec: { ...serviceRI.spec, serviceImport: { spec: { ...serviceRI.spec?.serviceImport?.spec, type: 'ClusterSetIP' as const, ports: [{ port: 80 }], ipFamilies: ['IPv4', 'IPv6'] } } } };
+    const [service, serviceImport] = apply(desiredForImport(dual, owner, OFF));
+    assert.equal((service?.body['spec'] as { ipFamilyPolicy?: string }).ipFamilyPolicy, 'PreferDualStack');
+    // The ServiceImport's families come from the local Service (what this member serves), not from the leader.
+    assert.equal((serviceImport?.body['spec'] as { ipFamilies?: unknown }).ipFamilies, undefined);
+    const [single] = apply(desiredForImport(serviceRI, owner, OFF));
+    assert.equal((single?.body['spec'] as { ipFamilyPolicy?: string }).ipFamilyPolicy, undefined);
+    assert.ok(service);
+    // A live SingleStack Service is updated to PreferDualStack.
+    const live = { ...structuredClone(service.body), spec: { ...(service.body['spec'] as object), ipFamilyPolicy: 'SingleStack', clusterIP: '10.96.0.9' } };
+    assert.equal(semanticallyEqual(service, live), false);
+    assert.equal((mergeForUpdate(service, live)['spec'] as { ipFamilyPolicy?: string; clusterIP?: string }).ipFamilyPolicy, 'PreferDualStack');
   });
 });
 

@@ -14,6 +14,8 @@ import { purgeOwned } from '../../src/importer/purge.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
 import { ApiError } from '../../src/common/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { SERVICE_IMPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
+import type { ResourceDescriptor } from '../../src/common/api/meta.js';
 
 const LEADER_NS = 'leader-ns';
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'east' };
@@ -174,7 +176,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((i) => i.stop()));
 });
 
-function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStore; concurrency?: number } = {}): Setup {
+function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStore; concurrency?: number; serviceImport?: ResourceDescriptor } = {}): Setup {
   const store = options.store ?? new FakeStore();
   const leader = new RILeader();
   const namespaces = new Set(['team-a', 'team-b', 'agent-ns']);
@@ -191,6 +193,7 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
     logger,
     onCountsChanged: () => undefined,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.serviceImport !== undefined ? { serviceImport: options.serviceImport } : {}),
   });
   running.push(importer);
   return { importer, store, leader, namespaces, terminating, log: lines, events };
@@ -414,13 +417,28 @@ describe('Importer: atomic service imports', () => {
     await settle(s);
     const owners = () => (s.store.objects.get(keys('team-a', 'web').endpointSlice)?.metadata as { ownerReferences?: unknown[] } | undefined)?.ownerReferences;
     const uid = () => s.store.objects.get(keys('team-a', 'web').serviceImport)?.metadata?.uid;
-    assert.deepEqual(owners(), [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', name: 'web', uid: uid(), controller: false }]);
+    assert.deepEqual(owners(), [{ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport', name: 'web', uid: uid(), controller: false }]);
     // Someone deletes the ServiceImport: the next resync creates it again, with a new uid, and the slice follows.
     const before = uid();
     s.store.objects.delete(keys('team-a', 'web').serviceImport);
     await waitFor('the ServiceImport created again', () => uid() !== undefined && uid() !== before);
     await waitFor('the slice owned by the new ServiceImport', () => JSON.stringify(owners()).includes(`"uid":"${uid() ?? ''}"`));
     await s.importer.stop();
+  });
+
+  it('speaks v1alpha1 to a member that serves only v1alpha1: every ServiceImport read and write, the slices\' owner', async () => {
+    const s = setup({ serviceImport: SERVICE_IMPORT_V1ALPHA1 });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
+    await settle(s);
+    const mcs = [...s.store.versions].filter((v) => v.startsWith('multicluster.x-k8s.io/'));
+    assert.deepEqual(mcs, ['multicluster.x-k8s.io/v1alpha1/serviceimports']);
+    assert.equal(s.store.objects.get(keys('team-a', 'web').serviceImport)?.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    const slice = s.store.objects.get(keys('team-a', 'web').endpointSlice)?.metadata as { ownerReferences?: { apiVersion: string }[] } | undefined;
+    assert.equal(slice?.ownerReferences?.[0]?.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    await s.importer.leave();
+    assert.equal(objectsOf(s.store, 'team-a', 'web'), 0);
   });
 
   it('retries a refusal for a missing namespace when the namespace appears', async () => {

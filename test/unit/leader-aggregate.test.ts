@@ -57,6 +57,15 @@ describe('planImport: Service', () => {
     assert.deepEqual([...plan.verdicts], [['east-team-a-web-service', { ok: true }]]);
   });
 
+  it('imports a dual-stack export dual-stack: the oldest export\'s families, in its order; a single-stack exporter is no conflict', () => {
+    const dual = withSpec(serviceRE('east', 'web', [{ name: 'tcp', port: 42 }], '2026-01-01T00:00:00Z'), { ipFamilies: ['IPv6', 'IPv4'] });
+    const single = serviceRE('west', 'web', [{ name: 'tcp', port: 42 }], '2026-01-02T00:00:00Z');
+    const plan = planImport('team-a-web-service', [dual, single]);
+    assert.deepEqual(plan.spec?.serviceImport?.spec?.ipFamilies, ['IPv6', 'IPv4']);
+    assert.ok([...plan.verdicts.values()].every((v) => v.ok));
+    assert.equal(planImport('team-a-web-service', [single]).spec?.serviceImport?.spec?.ipFamilies, undefined);
+  });
+
   it('carries headlessness, session affinity, internalTrafficPolicy and trafficDistribution over', () => {
     const re = withSpec(serviceRE('east', 'web', [{ name: 'tcp', port: 42 }], '2026-01-01T00:00:00Z'), {
       clusterIP: 'None', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },

@@ -113,6 +113,13 @@ describe('serviceExportPlan: the Valid condition', () => {
     });
   });
 
+  it('states the families of a dual-stack Service only (a single-stack export is what it was before)', () => {
+    const dual = serviceExportPlan(input({ service: service({ ipFamilies: ['IPv6', 'IPv4'] }) })).exports[0]?.spec?.service?.serviceSpec;
+    assert.deepEqual(dual?.['ipFamilies'], ['IPv6', 'IPv4']);
+    const single = serviceExportPlan(input({ service: service({ ipFamilies: ['IPv4'] }) })).exports[0]?.spec?.service?.serviceSpec;
+    assert.equal(single !== undefined && 'ipFamilies' in single, false);
+  });
+
   it('counts an endpoint without a ready condition as ready (Kubernetes: nil means true)', () => {
     assert.equal(serviceExportPlan(input({ endpointSlices: [slice([['10.244.1.5', undefined]])] })).valid.status, 'True');
   });
@@ -155,9 +162,9 @@ describe('serviceExportPlan: the ResourceExports', () => {
     ]);
   });
 
-  it('ClusterIP mode: only the IPv4 ClusterIP of a dual-stack Service; clusterIP used when clusterIPs is absent', () => {
+  it('ClusterIP mode: both ClusterIPs of a dual-stack Service, IPv4 first; clusterIP used when clusterIPs is absent', () => {
     const dual = serviceExportPlan(input({ service: service({ clusterIPs: ['fd00:96::10', '10.96.0.10'] }) }));
-    assert.deepEqual(dual.exports[1]?.spec?.endpoints?.subsets?.[0]?.addresses, [{ ip: '10.96.0.10' }]);
+    assert.deepEqual(dual.exports[1]?.spec?.endpoints?.subsets?.[0]?.addresses, [{ ip: '10.96.0.10' }, { ip: 'fd00:96::10' }]);
     const old: ServiceLike = { metadata: { name: 'nginx', namespace: 'default' }, spec: { clusterIP: '10.96.0.11', ports: [{ port: 53, protocol: 'UDP' }] } };
     assert.deepEqual(serviceExportPlan(input({ service: old })).exports[1]?.spec?.endpoints?.subsets, [{ addresses: [{ ip: '10.96.0.11' }], ports: [{ port: 53, protocol: 'UDP' }] }]);
   });
@@ -242,7 +249,7 @@ describe('cache entries: what the export caches keep of every Service and Endpoi
     const svc = serviceCacheEntry(fullService(service({}, { 'multicluster.antrea.io/imported-service': 'true' })));
     assert.deepEqual(svc, {
       metadata: { name: 'nginx', namespace: 'default', uid: 'u-1', resourceVersion: '42', annotations: { 'multicluster.antrea.io/imported-service': 'true' } },
-      spec: { ...service().spec, sessionAffinity: 'None', internalTrafficPolicy: 'Cluster' },
+      spec: { ...service().spec, sessionAffinity: 'None', internalTrafficPolicy: 'Cluster', ipFamilies: ['IPv4'] },
     });
     const es = endpointSliceCacheEntry(fullSlice(slice(['10.244.1.5', ['10.244.1.6', false], ['10.244.1.7', undefined]])));
     assert.deepEqual(es, {

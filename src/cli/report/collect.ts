@@ -4,7 +4,7 @@
 // claim of a member's token is read, in model.ts).
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { KubeList, KubeObject, ResourceDescriptor } from '../../common/api/meta.js';
-import { SERVICE_EXPORT, type ServiceExport } from '../../common/api/mcs.js';
+import { SERVICE_EXPORT, SERVICE_EXPORT_V1ALPHA1, type ServiceExport } from '../../common/api/mcs.js';
 import {
   CLUSTERSET,
   MEMBER_CLUSTER_ANNOUNCE,
@@ -51,6 +51,16 @@ async function listIfServed<T extends KubeObject>(api: CustomObjectsApi, d: Reso
     if (httpStatus(err) === 404) return [];
     throw err;
   }
+}
+
+/** ServiceExports in v1beta1, or v1alpha1 where only that is served (Antrea's member CRDs, older clusters). */
+async function serviceExportsIfServed(api: CustomObjectsApi): Promise<ServiceExport[]> {
+  try {
+    return await list<ServiceExport>(api, SERVICE_EXPORT, undefined);
+  } catch (err) {
+    if (httpStatus(err) !== 404) throw err;
+  }
+  return listIfServed<ServiceExport>(api, SERVICE_EXPORT_V1ALPHA1, undefined);
 }
 
 async function clusterSetEvents(core: CoreV1Api, cs: ClusterSet): Promise<EventInput[]> {
@@ -104,7 +114,7 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
           memberToken(core, cs),
           clusterSetEvents(core, cs),
           // Every ServiceExport of the cluster is exported to each of its ClusterSets.
-          listIfServed<ServiceExport>(custom, SERVICE_EXPORT, undefined),
+          serviceExportsIfServed(custom),
           // The chart runs the agent in the ClusterSets' namespace.
           readAgentPodProblems(kc, AGENT_POD_SELECTOR, namespace),
         ]);

@@ -306,12 +306,12 @@ export interface RawPayload {
 // ResourceImport (leader cluster, written by the leader)
 // ---------------------------------------------------------------------------------------
 
-/**
- * ServiceImport spec as embedded in a ResourceImport. The RI schema also carries the
- * mcs-api v0.5.0 ipFamilies, which the member's ServiceImport CRD does not have (pruned there).
- */
-export interface ResourceImportServiceImportSpec extends ServiceImportSpec {
-  ipFamilies?: string[];
+/** ServiceImport spec as embedded in a ResourceImport (Antrea's schema has every field of mcs-api v0.5's). */
+export type ResourceImportServiceImportSpec = ServiceImportSpec;
+
+/** The ServiceImport status as Antrea's ResourceImport schema embeds it: only the clusters. */
+export interface ResourceImportServiceImportStatus {
+  clusters?: ServiceImportStatus['clusters'];
 }
 
 /** mcs-api ServiceImport embedded in a ResourceImport; only `spec` is meaningful. */
@@ -321,7 +321,7 @@ export interface ResourceImportServiceImport {
   /** The schema declares no fields here: the apiserver prunes its content. */
   metadata?: Record<string, never>;
   spec?: ResourceImportServiceImportSpec;
-  status?: ServiceImportStatus;
+  status?: ResourceImportServiceImportStatus;
 }
 
 export interface ResourceImportLabelIdentity {

@@ -175,6 +175,18 @@ export function serviceTraits(re: ResourceExport): ServiceTraits {
   return traits;
 }
 
+/**
+ * The families a dual-stack export states (members send them only for two), in its order:
+ * the import is dual-stack, and each member imports what it serves of it. Not compared
+ * between exporters: a single-stack and a dual-stack cluster serve the same backends.
+ */
+export function exportedIPFamilies(re: ResourceExport): { ipFamilies?: string[] } {
+  const families = re.spec?.service?.serviceSpec?.['ipFamilies'];
+  if (!Array.isArray(families)) return {};
+  const valid = [...new Set(families.filter((f): f is string => f === 'IPv4' || f === 'IPv6'))];
+  return valid.length > 0 ? { ipFamilies: valid } : {};
+}
+
 /** Kubernetes' default for a ClientIP session affinity without a config (core/v1 defaults). */
 const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS = 10_800;
 
@@ -322,7 +334,7 @@ export function planImport(key: string, exports: readonly ResourceExport[], exis
       name: winner.spec?.name ?? '',
       namespace: winner.spec?.namespace ?? '',
       kind: RESOURCE_IMPORT_KIND.ServiceImport,
-      serviceImport: { spec: { ports: decision.ports, ...serviceTraits(winner) } },
+      serviceImport: { spec: { ports: decision.ports, ...serviceTraits(winner), ...exportedIPFamilies(winner) } },
     };
     return { name: key, spec, verdicts: decision.verdicts };
   }

@@ -24,6 +24,8 @@ export class FakeStore implements LocalStore {
   readonly objects = new Map<string, PlainObject>();
   /** Every call, as `verb key` (`list group/plural` for lists), in order. */
   readonly calls: string[] = [];
+  /** Every `group/version/plural` a call addressed (which version of a kind the agent speaks). */
+  readonly versions = new Set<string>();
   /** The most objects labelled managed-by=clusterset-agent that existed at the same time. */
   maxOwned = 0;
   /** Milliseconds each call of a verb takes; a function for varied latencies. */
@@ -70,8 +72,9 @@ export class FakeStore implements LocalStore {
     this.objects.set(storeKey(ref), this.#stamp(ref, body));
   }
 
-  async #enter(verb: StoreVerb, key: string): Promise<void> {
+  async #enter(verb: StoreVerb, key: string, kind: KindRef): Promise<void> {
     this.calls.push(`${verb} ${key}`);
+    this.versions.add(`${kind.group}/${kind.version}/${kind.plural}`);
     this.#pending += 1;
     try {
       const held = this.#held.get(verb);
@@ -107,7 +110,7 @@ export class FakeStore implements LocalStore {
 
   async get(ref: ObjectRef): Promise<PlainObject> {
     const key = storeKey(ref);
-    await this.#enter('get', key);
+    await this.#enter('get', key, ref);
     const found = this.objects.get(key);
     if (!found) throw this.#notFound(ref);
     return structuredClone(found);
@@ -115,7 +118,7 @@ export class FakeStore implements LocalStore {
 
   async create(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
     const key = storeKey(ref);
-    await this.#enter('create', key);
+    await this.#enter('create', key, ref);
     if (this.objects.has(key)) throw apiError(409, 'AlreadyExists', `${ref.plural} "${ref.name}" already exists`, { name: ref.name, kind: ref.plural });
     const stored = this.#stamp(ref, body);
     this.objects.set(key, stored);
@@ -125,7 +128,7 @@ export class FakeStore implements LocalStore {
 
   async replace(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
     const key = storeKey(ref);
-    await this.#enter('replace', key);
+    await this.#enter('replace', key, ref);
     const current = this.objects.get(key);
     if (!current) throw this.#notFound(ref);
     const rv = body.metadata?.resourceVersion;
@@ -140,12 +143,12 @@ export class FakeStore implements LocalStore {
 
   async delete(ref: ObjectRef): Promise<void> {
     const key = storeKey(ref);
-    await this.#enter('delete', key);
+    await this.#enter('delete', key, ref);
     if (!this.objects.delete(key)) throw this.#notFound(ref);
   }
 
   async list(kind: KindRef, labelSelector: string, namespace?: string): Promise<PlainObject[]> {
-    await this.#enter('list', `${kind.group}/${kind.plural}`);
+    await this.#enter('list', `${kind.group}/${kind.plural}`, kind);
     const prefix = `${kind.group}/${kind.plural}/`;
     const found: PlainObject[] = [];
     for (const [key, object] of this.objects) {

@@ -1,0 +1,119 @@
+// Dual-stack ClusterSetIP (issue 27, KEP-1645 ipFamilies): a Service exported dual-stack from a
+// dual-stack member is imported with one `ips` entry per family, in the order of `ipFamilies`,
+// from the local Service's clusterIPs: both families in a dual-stack member, the one it serves
+// in a single-stack member. A headless import carries its families too.
+import assert from 'node:assert/strict';
+import { isIP } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
+import { loadConfig } from '../../src/common/config/config.js';
+import { startAgent, type Agent } from '../../src/agent.js';
+import { LeaderController } from '../../src/leader/controller.js';
+import {
+  AGENT_NS, capturedLogger, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
+} from '../harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { createNamespace } from '../harness/kube.js';
+import { maybe } from '../harness/imports.js';
+import { onFailureShowLogs } from '../harness/report.js';
+import { waitFor } from '../harness/wait.js';
+
+const NS = 'team-a';
+const converge = { timeoutMs: 30_000, intervalMs: 200 };
+const familyOf = (ip: string) => (isIP(ip) === 6 ? 'IPv6' : 'IPv4');
+
+interface Member { readonly id: string; readonly cp: ControlPlane; agent?: Agent; readonly log: ReturnType<typeof capturedLogger> }
+
+describe('dual-stack ClusterSetIP: a dual-stack export into a dual-stack and a single-stack member', () => {
+  let leader: ControlPlane;
+  let controller: LeaderController | undefined;
+  const leaderLog = capturedLogger();
+  const members: Member[] = [];
+
+  const serviceImport = (m: Member, name: string) => maybe(async () => (await m.cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: NS, name,
+  })) as ServiceImport);
+  const exportDualStack = async (m: Member, name: string, headless: boolean) => {
+    const kc = m.cp.adminConfig();
+    const svc = await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: NS, body: { metadata: { name }, spec: {
+      ipFamilyPolicy: 'PreferDualStack', ...(headless && { clusterIP: 'None' }), ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }],
+    } } });
+    assert.equal(svc.spec?.ipFamilies?.length, 2, 'the exporting member is dual-stack');
+    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({ namespace: NS, body: {
+      metadata: { name: `${name}-abc`, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }],
+    } });
+    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: NS,
+      body: { apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, metadata: { name } } });
+  };
+
+  before(async () => {
+    const [l, east, west] = await Promise.all([startControlPlane('ds-leader'), startControlPlane('ds-east', { dualStack: true }), startControlPlane('ds-west')]);
+    leader = l;
+    await setupLeader(leader);
+    controller = new LeaderController({ kubeConfig: leader.adminConfig(), namespace: LEADER_NS, memberTimeoutMs: 30_000, staleMemberMs: 86_400_000, logger: leaderLog.logger });
+    await controller.start();
+    for (const [id, cp] of [['east', east], ['west', west]] as const) {
+      await installCrds(cp);
+      for (const ns of [AGENT_NS, NS]) await createNamespace(cp.adminConfig(), ns);
+      const access = await createMemberAccess(leader, id);
+      await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token: access.token });
+      await createClusterSet(cp, { clusterID: id, server: leader.server, secret: 'leader-token' });
+      const m: Member = { id, cp, log: capturedLogger() };
+      const config = loadConfig({ env: {}, readFile: () => '' });
+      m.agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2 } }, m.log.logger, cp.adminConfig());
+      members.push(m);
+    }
+    await Promise.all(members.map((m) => waitForReady(m.cp, CLUSTERSET_ID, 'True', 'Connected', 60_000)));
+  });
+  after(async () => {
+    await Promise.all(members.map(async (m) => { await m.agent?.stop(); }));
+    await controller?.stop();
+    await Promise.all([leader.stop(), ...members.map((m) => m.cp.stop())]);
+  });
+  onFailureShowLogs(() => [leader, ...members.map((m) => m.cp)], () =>
+    `--- leader log ---\n${leaderLog.text()}\n${members.map((m) => `--- ${m.id} log ---\n${m.log.text()}`).join('\n')}`);
+
+  it('imports one VIP per family, in the order of ipFamilies: both in the dual-stack member, IPv4 in the single-stack one', async () => {
+    const [east, west] = members as [Member, Member];
+    await exportDualStack(east, 'hello', false);
+    const wants = { east: 2, west: 1 };
+    for (const m of [east, west]) {
+      const si = await waitFor(`ServiceImport in ${m.id}`, async () => {
+        const s = await serviceImport(m, 'hello');
+        return s?.spec?.ips?.length === wants[m.id as 'east' | 'west'] && s.spec.ipFamilies?.length === s.spec.ips.length ? s : undefined;
+      }, converge);
+      const derived = await m.cp.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: NS, name: 'antrea-mc-hello' });
+      assert.deepEqual(si.spec?.ips, derived.spec?.clusterIPs);
+      assert.deepEqual(si.spec?.ipFamilies, derived.spec?.ipFamilies);
+      assert.deepEqual(si.spec?.ips?.map(familyOf), si.spec?.ipFamilies, `${m.id}: ips[i] is of family ipFamilies[i]`);
+      assert.equal(derived.spec?.ipFamilyPolicy, 'PreferDualStack');
+    }
+    assert.deepEqual((await serviceImport(west, 'hello'))?.spec?.ipFamilies, ['IPv4']);
+    // One MCS EndpointSlice per family the exporter has (ClusterIP mode: its two ClusterIPs).
+    const slices = await waitFor('an IPv4 and an IPv6 MCS EndpointSlice in east', async () => {
+      const s = (await east.cp.adminConfig().makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: 'multicluster.kubernetes.io/service-name=hello' })).items;
+      return s.length === 2 ? s : undefined;
+    }, converge);
+    assert.deepEqual(slices.map((s) => s.addressType).sort(), ['IPv4', 'IPv6']);
+  });
+
+  it('a headless dual-stack import carries the families of its local headless Service and no VIP', async () => {
+    const [east, west] = members as [Member, Member];
+    await exportDualStack(east, 'db', true);
+    for (const m of [east, west]) {
+      const si = await waitFor(`headless ServiceImport in ${m.id}`, async () => {
+        const s = await serviceImport(m, 'db');
+        if ((s?.spec?.ipFamilies?.length ?? 0) > 0) return s;
+        throw new Error(`ServiceImport ${m.id}/db: ${JSON.stringify(s?.spec)}`);
+      }, converge);
+      assert.equal(si.spec?.type, 'Headless');
+      assert.equal(si.spec?.ips, undefined);
+      // Kubernetes gives a selector-less headless PreferDualStack Service both families even on
+      // a single-stack member (nothing is allocated): the import states what the Service has.
+      const derived = await m.cp.adminConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: NS, name: 'antrea-mc-db' });
+      assert.deepEqual(si.spec?.ipFamilies, derived.spec?.ipFamilies);
+    }
+  });
+});
