@@ -8,16 +8,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
 import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
-import { loadConfig } from '../../src/common/config/config.js';
-import { startAgent, type Agent } from '../../src/agent.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { planCorefilePatch } from '../../src/cli/dns/corefile.js';
-import {
-  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, waitForReady, writeLeaderSecret,
-} from '../harness/clusterset.js';
+import { capturedLogger, CLUSTERSET_ID, clusterSetApi } from '../harness/clusterset.js';
+import { joinAgents, startLeaderController, stopAgentsAndLeader, type AgentMember } from '../harness/agents.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { lookup, startCoreDNS, type CoreDNS } from '../harness/coredns.js';
-import { createNamespace } from '../harness/kube.js';
 import { maybe } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
@@ -29,12 +25,7 @@ const converge = { timeoutMs: 30_000, intervalMs: 50 };
 const DNS_BOUND_MS = 2_000;
 const fqdn = (name: string) => `${name}.${NS}.svc.clusterset.local`;
 
-interface Member {
-  readonly id: 'east' | 'west';
-  readonly cp: ControlPlane;
-  agent?: Agent;
-  readonly log: ReturnType<typeof capturedLogger>;
-}
+type Member = AgentMember<'east' | 'west'>;
 
 interface Endpoint { readonly ip: string; readonly hostname?: string; readonly ready?: boolean }
 
@@ -101,28 +92,13 @@ describe('clusterset.local answered by stock CoreDNS v1.15.0 from this project\'
   before(async () => {
     const [l, east, west] = await Promise.all([startControlPlane('dns-leader'), startControlPlane('dns-east'), startControlPlane('dns-west')]);
     leader = l;
-    await setupLeader(leader);
-    controller = new LeaderController({ kubeConfig: leader.adminConfig(), namespace: LEADER_NS, memberTimeoutMs: 30_000, staleMemberMs: 86_400_000, logger: leaderLog.logger });
-    await controller.start();
-    for (const [id, cp] of [['east', east], ['west', west]] as const) {
-      await installCrds(cp);
-      for (const ns of [AGENT_NS, NS]) await createNamespace(cp.adminConfig(), ns);
-      const access = await createMemberAccess(leader, id);
-      await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token: access.token });
-      await createClusterSet(cp, { clusterID: id, server: leader.server, secret: 'leader-token' });
-      const m: Member = { id, cp, log: capturedLogger() };
-      const config = loadConfig({ env: {}, readFile: () => '' });
-      m.agent = await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2 } }, m.log.logger, cp.adminConfig());
-      members.push(m);
-    }
-    await Promise.all(members.map((m) => waitForReady(m.cp, CLUSTERSET_ID, 'True', 'Connected', 60_000)));
+    controller = await startLeaderController(leader, leaderLog.logger);
+    await joinAgents(leader, [['east', east], ['west', west]], NS, members);
     coredns = await startCoreDNS(west);
   });
   after(async () => {
     await coredns?.stop();
-    await Promise.all(members.map(async (m) => { await m.agent?.stop(); }));
-    await controller?.stop();
-    await Promise.all([leader.stop(), ...members.map((m) => m.cp.stop())]);
+    await stopAgentsAndLeader(leader, controller, members);
   });
   onFailureShowLogs(() => [leader, ...members.map((m) => m.cp)], () =>
     `--- leader log ---\n${leaderLog.text()}\n${members.map((m) => `--- ${m.id} log ---\n${m.log.text()}`).join('\n')}`);
