@@ -1,7 +1,9 @@
 // Dual-stack ClusterSetIP (issue 27, KEP-1645 ipFamilies): a Service exported dual-stack from a
 // dual-stack member is imported with one `ips` entry per family, in the order of `ipFamilies`,
 // from the local Service's clusterIPs: both families in a dual-stack member, the one it serves
-// in a single-stack member. A headless import carries its families too.
+// in a single-stack member. A headless import carries its families too. Stock CoreDNS (the MCS
+// `multicluster` plugin) run against each member answers the clusterset name with those VIPs:
+// A and AAAA in the dual-stack member, A only in the single-stack one.
 import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +13,7 @@ import { LeaderController } from '../../src/leader/controller.js';
 import { capturedLogger } from '../harness/clusterset.js';
 import { joinAgents, startLeaderController, stopAgentsAndLeader, type AgentMember } from '../harness/agents.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { lookup, startCoreDNS, type CoreDNS } from '../harness/coredns.js';
 import { maybe } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
@@ -78,6 +81,29 @@ describe('dual-stack ClusterSetIP: a dual-stack export into a dual-stack and a s
       return s.length === 2 ? s : undefined;
     }, converge);
     assert.deepEqual(slices.map((s) => s.addressType).sort(), ['IPv4', 'IPv6']);
+  });
+
+  it('clusterset.local: the real CoreDNS answers A and AAAA in the dual-stack member, A only in the single-stack one', async () => {
+    const name = `hello.${NS}.svc.clusterset.local`;
+    for (const m of members) {
+      const si = await serviceImport(m, 'hello');
+      const want = (family: 'IPv4' | 'IPv6') => (si?.spec?.ips ?? []).filter((ip) => familyOf(ip) === family);
+      const coredns: CoreDNS = await startCoreDNS(m.cp);
+      try {
+        const a = await lookup(() => coredns.resolver().resolve4(name));
+        const aaaa = await lookup(() => coredns.resolver().resolve6(name));
+        assert.deepEqual(a, want('IPv4'), `${m.id}: A ${name}`);
+        if (m.id === 'east') {
+          assert.equal(want('IPv6').length, 1, 'the dual-stack member imports an IPv6 VIP');
+          assert.deepEqual(aaaa, want('IPv6'), `east: AAAA ${name}`);
+        } else {
+          // The name exists with no IPv6 address: NOERROR without answers (ENODATA), not NXDOMAIN.
+          assert.deepEqual(aaaa, { error: 'ENODATA' }, `west: AAAA ${name}`);
+        }
+      } finally {
+        await coredns.stop();
+      }
+    }
   });
 
   it('a headless dual-stack import carries the families of its local headless Service and no VIP', async () => {
