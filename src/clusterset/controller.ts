@@ -94,6 +94,8 @@ export class ClusterSetController {
   /** Per ClusterSet, its areas by leader cluster ID, in spec.leaders order. */
   private readonly areas = new Map<string, Map<string, ManagedArea>>();
   private readonly specProblems = new Map<string, { reason: string; message: string }>();
+  /** Per ClusterSet and leader removed from its spec.leaders: until when its leave is retried. */
+  private readonly leavingSince = new Map<string, number>();
   /** Our status fields the installed ClusterSet CRD prunes (Antrea's own CRD): no longer written. */
   private readonly prunedFields = new Set<ExtensionField>();
   private readonly objects: CustomObjectsApi;
@@ -270,7 +272,14 @@ export class ClusterSetController {
       const replacement = targets.length === 1 && byLeader.size === 1 ? targets[0]?.leaderClusterID : undefined;
       if (replacement !== undefined) log.info('leader changed: leaving the previous leader', { previousLeader: leaderID, leader: replacement });
       else log.info('leader removed from spec.leaders: leaving it', { previousLeader: leaderID });
-      await this.removeLeaderArea(name, leaderID, true, log, 0);
+      // Retried (the queue's backoff) until the leave timeout from the first try, as a deleted
+      // ClusterSet's leave is: one failed DELETE of the announce on a busy leader is no reason
+      // to leave it there for the leader's 24 h GC.
+      const key = `${name}\u0000${leaderID}`;
+      const deadline = this.leavingSince.get(key) ?? Date.now() + (this.options.leaveTimeoutMs ?? 60_000);
+      this.leavingSince.set(key, deadline);
+      await this.removeLeaderArea(name, leaderID, true, log, deadline);
+      this.leavingSince.delete(key);
       // One leader replaced by another: the ClusterSet's series go, as before several leaders
       // (the new leader's come back with its first verdict).
       if (replacement !== undefined) this.options.onClusterSetGone?.(name);

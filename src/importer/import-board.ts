@@ -9,8 +9,16 @@ export interface BoardMember {
   view(riName: string): { readonly state: SourceView['state']; readonly ri: ResourceImport | undefined };
   /** Look at this import again (its source may have changed). */
   recheck(riName: string): void;
-  /** Look at every import again (another leader connected, disconnected or went). */
+  /** Look at every import again (another leader connected or disconnected). */
   recheckAll(): void;
+  /**
+   * Another leader's importer went (removed from spec.leaders, or replaced): what it imported
+   * and left behind for the others is in nobody's index now. Find it again (a labelled list)
+   * and look at every import: objects of its import that this leader does not want (e.g. an
+   * EndpointSlice named otherwise) are then deleted, after what this leader wants is written.
+   * @default recheckAll
+   */
+  takeOver?(): void;
 }
 
 /** One importer's handle on its ClusterSet's board. */
@@ -53,11 +61,14 @@ export class ImportBoard {
     this.#members.set(leaderClusterID, member);
   }
 
-  /** A leader's importer is gone: the others look again at what it was the source of. */
+  /** A leader's importer is gone: the others take over what it was the source of. */
   leave(leaderClusterID: string, member: BoardMember): void {
     if (this.#members.get(leaderClusterID) !== member) return;
     this.#members.delete(leaderClusterID);
-    for (const other of this.#members.values()) other.recheckAll();
+    for (const other of this.#members.values()) {
+      if (other.takeOver) other.takeOver();
+      else other.recheckAll();
+    }
   }
 
   handle(self: string): ImportSources {

@@ -206,6 +206,16 @@ export class Importer implements LeaderLink {
     if (this.canWork() && informer?.hasSynced) this.requeueAll(informer);
   }
 
+  /**
+   * Another leader's importer of this ClusterSet went: what it left for the others (held here
+   * too) is in no index, and an object of it this leader would not write (an EndpointSlice
+   * named per source cluster here, not there) would stay until the periodic resync. A full
+   * resync indexes it now; the reconcile then deletes it once this leader's objects are written.
+   */
+  takeOver(): void {
+    if (this.canWork() && this.informer?.hasSynced) void this.fullResync();
+  }
+
   /** Resolves when no import work is queued or running (a pending full resync included). */
   onIdle(): Promise<void> {
     return this.link.drain({ resyncing: () => this.resyncing, queue: this.queue });

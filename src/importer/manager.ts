@@ -136,6 +136,7 @@ export class ImportManager {
       view: (riName) => importer.sourceView(riName),
       recheck: (riName) => { importer.recheck(riName); },
       recheckAll: () => { importer.recheckAll(); },
+      takeOver: () => { importer.takeOver(); },
     };
     this.members.set(importer, member);
     board.join(target.leaderClusterID, member);

@@ -27,6 +27,8 @@ const LEADER_SA = 'csa-leader-clusterset-agent';
 export interface InteropLeader {
   readonly kind: 'ours' | 'antrea';
   readonly cp: ControlPlane;
+  /** The leader's cluster ID (its own ClusterSet's; members name it in spec.leaders). */
+  readonly clusterID: string;
   /** A token for member `clusterID`, the way this kind of leader issues one. */
   memberToken(clusterID: string): Promise<string>;
   log(): string;
@@ -34,8 +36,9 @@ export interface InteropLeader {
 }
 
 /** This project's `leader run` (in-process), with the chart in mode=leader and its own ServiceAccount's token. */
-export async function startOurLeader(cp: ControlPlane, options: { memberTimeoutMs?: number; staleMemberMs?: number } = {}): Promise<InteropLeader & { controller: LeaderController; restart(staleMemberMs?: number): Promise<void> }> {
-  await setupLeader(cp);
+export async function startOurLeader(cp: ControlPlane, options: { memberTimeoutMs?: number; staleMemberMs?: number; clusterID?: string } = {}): Promise<InteropLeader & { controller: LeaderController; restart(staleMemberMs?: number): Promise<void> }> {
+  const clusterID = options.clusterID ?? 'leader';
+  await setupLeader(cp, clusterID);
   await createNamespace(cp.adminConfig(), RELEASE_NS);
   await kubectlApply(cp, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false']));
   const token = await issueToken(cp.adminConfig(), RELEASE_NS, LEADER_SA);
@@ -45,7 +48,7 @@ export async function startOurLeader(cp: ControlPlane, options: { memberTimeoutM
     memberTimeoutMs: options.memberTimeoutMs ?? 15_000, staleMemberMs, logger: log.logger,
   });
   const leader = {
-    kind: 'ours' as const, cp,
+    kind: 'ours' as const, cp, clusterID,
     controller: make(options.staleMemberMs ?? 86_400_000),
     memberToken: async (clusterID: string) => (await createMemberAccess(cp, clusterID)).token,
     log: () => log.text(),
@@ -62,12 +65,12 @@ export async function startOurLeader(cp: ControlPlane, options: { memberTimeoutM
 }
 
 /** Antrea's leader: its manifests as they are, its controller process, and the leader's own ClusterSet. */
-export async function startAntreaLeader(cp: ControlPlane): Promise<InteropLeader & { controller: AntreaController }> {
+export async function startAntreaLeader(cp: ControlPlane, clusterID = 'leader'): Promise<InteropLeader & { controller: AntreaController }> {
   await installAntreaLeader(cp);
   const controller = await startAntreaController(cp, 'leader');
-  await createAntreaLeaderClusterSet(cp, CLUSTERSET_ID, 'leader');
+  await createAntreaLeaderClusterSet(cp, CLUSTERSET_ID, clusterID);
   return {
-    kind: 'antrea', cp, controller,
+    kind: 'antrea', cp, clusterID, controller,
     memberToken: (clusterID) => createAntreaMemberToken(cp, clusterID),
     log: () => controller.logs(80),
     stop: () => controller.stop(),
@@ -93,7 +96,7 @@ export interface InteropMember {
 
 async function writeClusterSet(cp: ControlPlane, namespace: string, id: string, leader: InteropLeader, token: string): Promise<void> {
   await writeLeaderSecret(cp, 'leader-token', { caPem: leader.cp.caPem, token }, namespace);
-  await createClusterSet(cp, { clusterID: id, server: leader.cp.server, secret: 'leader-token' }, namespace);
+  await createClusterSet(cp, { clusterID: id, leaderClusterID: leader.clusterID, server: leader.cp.server, secret: 'leader-token' }, namespace);
 }
 
 /** Deletes the member's ClusterSet and waits until it is gone (its controller releases its finalizer). */
@@ -106,14 +109,15 @@ async function deleteClusterSet(cp: ControlPlane, namespace: string): Promise<vo
 }
 
 /** This project's agent (in-process, admin kubeconfig of `cp`), with the chart's CRDs. */
-export async function startOurMember(cp: ControlPlane, id: string, leader: InteropLeader, options: { heartbeatSeconds?: number } = {}): Promise<InteropMember> {
+export async function startOurMember(cp: ControlPlane, id: string, leader: InteropLeader, options: { heartbeatSeconds?: number } = {}): Promise<InteropMember & { agent(): Agent | undefined }> {
   await installCrds(cp);
   for (const ns of [AGENT_NS, APP_NS]) await createNamespace(cp.adminConfig(), ns);
   await writeClusterSet(cp, AGENT_NS, id, leader, await leader.memberToken(id));
   let log = capturedLogger();
   let agent: Agent | undefined;
-  const member: InteropMember = {
+  const member: InteropMember & { agent(): Agent | undefined } = {
     kind: 'ours', id, cp, namespace: AGENT_NS,
+    agent: () => agent,
     log: () => log.text(),
     async start() {
       log = capturedLogger();

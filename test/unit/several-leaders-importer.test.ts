@@ -9,7 +9,8 @@ import type { ResourceImport, ResourceImportList } from '../../src/common/api/an
 import type { LeaderApi } from '../../src/commonarea/leader-api.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import { Importer } from '../../src/importer/importer.js';
-import { ImportBoard } from '../../src/importer/import-board.js';
+import { ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
+import { ENDPOINT_SOURCES_ANNOTATION } from '../../src/common/api/names.js';
 import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
 
@@ -27,6 +28,12 @@ function epsRI(name: string, ip = '10.1.0.1'): ResourceImport {
     spec: { name, namespace: 'team-a', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
   };
 }
+/** The Endpoints import as this project's leader sends it: which cluster each subset came from. */
+function epsRIWithSources(name: string, sources: string): ResourceImport {
+  const ri = epsRI(name);
+  return { ...ri, metadata: { ...ri.metadata, annotations: { [ENDPOINT_SOURCES_ANNOTATION]: sources } } };
+}
+const sliceKey = (name: string) => storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: 'team-a', name });
 const serviceKey = (name: string) => storeKey({ group: '', plural: 'services', namespace: 'team-a', name: `antrea-mc-${name}` });
 
 /** A leader's ResourceImports, listed and watched as the importer's informer consumes them. */
@@ -95,11 +102,15 @@ function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Recor
       onCountsChanged: () => undefined,
       sources: board.handle(leader),
     });
-    board.join(leader, { view: (n) => importer.sourceView(n), recheck: (n) => { importer.recheck(n); }, recheckAll: () => { importer.recheckAll(); } });
+    // As the ImportManager joins them.
+    const member = { view: (n: string) => importer.sourceView(n), recheck: (n: string) => { importer.recheck(n); }, recheckAll: () => { importer.recheckAll(); }, takeOver: () => { importer.takeOver(); } };
+    board.join(leader, member);
+    members[leader] = member;
     running.push(importer);
     return importer;
   };
-  return { store, board, events, log, a: make('a'), b: make('b'), leaderA: new RILeader(), leaderB: new RILeader() };
+  const members: Partial<Record<'a' | 'b', BoardMember>> = {};
+  return { store, board, members, events, log, a: make('a'), b: make('b'), leaderA: new RILeader(), leaderB: new RILeader() };
 }
 
 type Setup = ReturnType<typeof setup>;
@@ -188,6 +199,30 @@ describe('several leaders: imports merged across leaders', () => {
     await settle(s);
     assert.deepEqual(writes(s).slice(before), []);
     assert.equal(s.store.ownedNow(), 4);
+  });
+
+  // The move off Antrea's leader (test/integration/antrea-migration.test.ts): Antrea's leader
+  // sends no endpoint sources, so its EndpointSlice is named without a cluster; ours names one
+  // per source cluster. The leader that goes left its slice in no importer's index.
+  it('a leader that goes (released from the board): the other takes the import over whole, its own slice written before the one it would not write is deleted', async () => {
+    const s = setup();
+    s.leaderA.put(svcRI('api'), epsRI('api'));
+    s.leaderB.put(svcRI('api'), epsRIWithSources('api', 'east=1'));
+    s.a.resume(s.leaderA.api());
+    s.b.resume(s.leaderB.api());
+    await waitFor('api imported from a', () => s.store.objects.has(sliceKey('antrea-mc-api.ipv4')) && s.a.counts().total === 4);
+    await settle(s);
+    const before = s.store.calls.length;
+    await s.a.leave();
+    s.board.leave('a', s.members.a ?? assert.fail('no member a'));
+    await waitFor('b wrote its slice and deleted a\'s', () => s.store.objects.has(sliceKey('antrea-mc-api.east.ipv4')) && !s.store.objects.has(sliceKey('antrea-mc-api.ipv4')));
+    await settle(s);
+    const calls = s.store.calls.slice(before).filter((c) => /^(create|replace|delete) /.test(c));
+    const created = calls.indexOf(`create ${sliceKey('antrea-mc-api.east.ipv4')}`);
+    const deleted = calls.indexOf(`delete ${sliceKey('antrea-mc-api.ipv4')}`);
+    assert.ok(created >= 0 && deleted > created, `the new slice is created before the old one is deleted: ${calls.join('; ')}`);
+    assert.ok(!calls.some((c) => c.startsWith('delete ') && !c.endsWith('antrea-mc-api.ipv4')), `nothing else deleted: ${calls.join('; ')}`);
+    assert.equal(s.b.counts().total, 4);
   });
 
   it('both leaders lost: the first one\'s retention removes what it wrote, not what the other wrote (that one\'s retention decides)', async () => {
