@@ -12,6 +12,7 @@ import { SERVICE_IMPORT } from '../common/api/mcs.js';
 import type { ResourceDescriptor } from '../common/api/meta.js';
 import { MCS_SERVICE_NAME_LABEL, sliceServiceName, withOwnerReference } from './endpoint-slices.js';
 import { mergeForUpdate, semanticallyEqual, serviceAddresses, withServiceImportIPs, type DesiredObject, type ServiceAddresses } from './rules.js';
+import { reuseSliceNames } from './slice-reuse.js';
 import { desiredRef, endpointsHazard, keyOf } from './targets.js';
 
 export type ImportOutcome = 'created' | 'updated' | 'deleted' | 'unchanged' | 'rejected' | 'conflict' | 'failed';
@@ -52,13 +53,17 @@ export class Applier {
 
   /**
    * Makes `objects` exist as desired, in order, then deletes what else of `current` (the
-   * RI's objects before) is no longer wanted. Stops at the first conflict.
+   * RI's objects before) is no longer wanted. Stops at the first conflict. A new EndpointSlice
+   * is written into a slice of `current` that is no longer wanted (slice-reuse.ts), so that a
+   * change of slice names updates slices rather than deleting them.
    */
   async apply(riName: string, kind: string, objects: readonly DesiredObject[], current: Map<string, Owned>, guard: WriteGuard): Promise<'applied' | 'conflict'> {
     const owned = this.options.owned;
     const wanted = new Set<string>();
     let addresses: ServiceAddresses | undefined = undefined;
-    for (const original of objects) {
+    const slices = [...current.values()].filter((o) => o.ref.plural === 'endpointslices' && o.ref.group === 'discovery.k8s.io' && !o.deleting)
+      .map((o) => ({ name: o.ref.name, namespace: o.ref.namespace, object: o.live }));
+    for (const original of reuseSliceNames(objects, slices)) {
       let desired = original;
       if (desired.kind === 'ServiceImport' && addresses !== undefined && (addresses.ips.length > 0 || addresses.ipFamilies.length > 0)) {
         desired = { ...desired, body: withServiceImportIPs(desired.body, addresses.ips, addresses.ipFamilies, this.options.oneVIP === true) };

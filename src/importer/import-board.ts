@@ -2,6 +2,7 @@
 // the source of an import (import-sources.ts decides), and tells the others when what it
 // holds or its connection changed, so that they look at the affected imports again.
 import type { ResourceImport } from '../common/api/antrea.js';
+import type { Owned } from './owned-index.js';
 import { decideSource, differingSources, heldElsewhere, type SourceDecision, type SourceView } from './import-sources.js';
 
 /** What the board needs of one leader's importer. */
@@ -19,6 +20,12 @@ export interface BoardMember {
    * @default recheckAll
    */
   takeOver?(): void;
+  /**
+   * Another leader is now the source of `riName`: give up (drop from this importer's index and
+   * return) what this leader wrote for it, so that the source writes into those very objects.
+   * @default nothing to give
+   */
+  surrender?(riName: string): readonly Owned[];
 }
 
 /** One importer's handle on its ClusterSet's board. */
@@ -36,11 +43,21 @@ export interface ImportSources {
   sourceChanged(): void;
   /** The other leaders that still have an importer here (listed, connected or not). */
   others(): string[];
+  /**
+   * This leader is the source of `riName`: what other leaders' importers wrote for it (their
+   * index entries, or what a leader that went left here), to write into rather than beside.
+   * An EndpointSlice named otherwise by another kind of leader is then updated, not replaced.
+   */
+  adopt(riName: string): Owned[];
+  /** This leader's importer goes: what it wrote for imports another leader holds, for the next source to adopt. */
+  leaveBehind(entries: readonly Owned[]): void;
 }
 
 export class ImportBoard {
   #order: readonly string[] = [];
   readonly #members = new Map<string, BoardMember>();
+  /** What importers that went left for the next source of each import, by import. */
+  readonly #leftBehind = new Map<string, Owned[]>();
 
   /** The ClusterSet's leaders in spec.leaders order: the order decides the source. */
   setLeaders(order: readonly string[]): void {
@@ -80,7 +97,22 @@ export class ImportBoard {
       changed: (riName) => { this.notify(self, (m) => { m.recheck(riName); }); },
       sourceChanged: () => { this.notify(self, (m) => { m.recheckAll(); }); },
       others: () => [...this.#members.keys()].filter((id) => id !== self),
+      adopt: (riName) => this.adopt(self, riName),
+      leaveBehind: (entries) => {
+        for (const entry of entries) {
+          const list = this.#leftBehind.get(entry.riName) ?? [];
+          list.push(entry);
+          this.#leftBehind.set(entry.riName, list);
+        }
+      },
     };
+  }
+
+  private adopt(self: string, riName: string): Owned[] {
+    const out = this.#leftBehind.get(riName) ?? [];
+    this.#leftBehind.delete(riName);
+    for (const [id, member] of this.#members) if (id !== self && member.surrender) out.push(...member.surrender(riName));
+    return out;
   }
 
   /** Every leader's view, in spec order; an importer of a leader no longer listed comes last. */

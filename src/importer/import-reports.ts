@@ -39,12 +39,34 @@ export class ImportReports {
     this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportConflict', message);
   }
 
-  /** This leader is the import's source and `leaders` hold another copy of it. */
-  divergence(riName: string, leaders: string): void {
+  /** Imports this leader is the source of whose copy other connected leaders differ from: which leaders. */
+  readonly #divergent = new Map<string, string>();
+
+  get divergentCount(): number {
+    return this.#divergent.size;
+  }
+
+  /**
+   * This leader is the import's source and `differing` leaders hold another copy of it: said
+   * once per set of leaders (a Warning Event), and counted while it lasts.
+   */
+  divergence(riName: string, differing: readonly string[]): void {
+    const leaders = differing.join(', ');
+    if (differing.length === 0) {
+      this.#divergent.delete(riName);
+      return;
+    }
+    if (this.#divergent.get(riName) === leaders) return;
+    this.#divergent.set(riName, leaders);
     const source = this.options.owner.leaderClusterID;
     const message = `ResourceImport ${this.options.owner.leaderNamespace}/${riName} differs between leaders: leader ${source} (the first connected in spec.leaders that holds it) ` +
       `and ${leaders}; the member keeps leader ${source}'s`;
     this.options.logger.warn('an import differs between leaders', { resourceImport: riName, source, differing: leaders });
     this.options.events.record(this.options.eventTarget(), 'Warning', 'ImportSourcesDiffer', message);
+  }
+
+  /** The import is gone or another leader's now: no longer counted as divergent. */
+  forgetDivergence(riName: string): void {
+    this.#divergent.delete(riName);
   }
 }

@@ -81,8 +81,6 @@ export class Importer implements LeaderLink {
   private readonly gate = new ExclusiveGate();
   /** The resourceVersion of each RI whose objects kube-apiserver refused as invalid. */
   private readonly refusedAt = new Map<string, string>();
-  /** Imports this leader is the source of whose copy on another connected leader differs: by RI, the leaders named. */
-  private readonly divergent = new Map<string, string>();
   private readonly reports: ImportReports;
 
   constructor(private readonly options: ImporterOptions) {
@@ -184,7 +182,7 @@ export class Importer implements LeaderLink {
 
   counts(): ImportCounts {
     const counts = { total: this.owned.size, rejected: this.riState.rejectedCount, conflicts: this.riState.conflictCount };
-    return this.options.sources?.several() === true ? { ...counts, divergent: this.divergent.size } : counts;
+    return this.options.sources?.several() === true ? { ...counts, divergent: this.reports.divergentCount } : counts;
   }
 
   /** This leader's view of an import, for the ClusterSet's other leaders (import-board.ts). */
@@ -243,6 +241,8 @@ export class Importer implements LeaderLink {
     await this.stop();
     await purgeOwned(this.options.store, this.options.owner, this.options.logger, this.options.policy,
       { keep: (riName, writer) => keptForOtherLeaders(this.options.sources, riName, writer), serviceImport: this.options.serviceImport });
+    const sources = this.options.sources;
+    if (sources?.several() === true) for (const riName of [...this.owned.riNames()].filter((n) => sources.heldElsewhere(n))) sources.leaveBehind(this.handOver(riName));
     this.clearState();
   }
 
@@ -463,21 +463,22 @@ export class Importer implements LeaderLink {
 
   private async reconcileOne(riName: string, informer: ResilientInformer<ResourceImport>, guard: WriteGuard): Promise<WorkResult> {
     const ri = informer.get(riName, this.options.owner.leaderNamespace);
-    const current = this.owned.ofRI(riName);
     const sources = this.options.sources?.several() === true ? this.options.sources : undefined;
     if (sources !== undefined) {
       const decision = sources.decide(riName);
       // Another connected leader is the source: it takes what this one imported over as it is.
       if (decision.kind === 'yield') {
-        this.handOver(riName, current);
+        sources.leaveBehind(this.handOver(riName));
         return undefined;
       }
       // No connected leader holds it, but one still listing may: nothing is removed before it says.
       if (decision.kind === 'wait') return undefined;
-      if (ri) this.noteDivergence(riName, sources.differing(riName));
+      if (decision.kind === 'apply' && ri) this.adopt(sources.adopt(riName));
+      if (ri) this.reports.divergence(riName, sources.differing(riName));
     }
+    const current = this.owned.ofRI(riName);
     if (!ri) {
-      this.divergent.delete(riName);
+      this.reports.forgetDivergence(riName);
       this.refusedAt.delete(riName);
       this.riState.forget(riName);
       await this.applier.removeAll(current, guard);
@@ -574,27 +575,25 @@ export class Importer implements LeaderLink {
     return undefined;
   }
 
-  /** Forgets an import another leader is now the source of, deleting nothing: that leader's importer adopts the objects. */
-  private handOver(riName: string, current: Map<string, Owned>): void {
+  /** Another leader is the source of `riName`: forgets it, and returns what this leader wrote for it. */
+  handOver(riName: string): Owned[] {
     this.refusedAt.delete(riName);
-    this.divergent.delete(riName);
+    this.reports.forgetDivergence(riName);
     this.riState.forget(riName);
-    for (const [key, entry] of current) {
-      if (entry.deleting) continue;
+    const given: Owned[] = [];
+    for (const [key, entry] of this.owned.ofRI(riName)) {
       this.owned.drop(key);
       this.releaseIfUnused(entry.group);
+      if (!entry.deleting) given.push(entry);
     }
+    return given;
   }
 
-  /** This leader is the source of the import; other connected leaders whose copy differs are said once, in an Event. */
-  private noteDivergence(riName: string, differing: readonly string[]): void {
-    const leaders = differing.join(', ');
-    if (differing.length === 0) {
-      this.divergent.delete(riName);
-      return;
+  /** What other leaders wrote for an import this leader is now the source of: written into, not beside. */
+  private adopt(entries: readonly Owned[]): void {
+    for (const entry of entries) {
+      const key = keyOf(entry.ref);
+      if (this.owned.get(key) === undefined) this.owned.set(key, { ...entry, deleting: false });
     }
-    if (this.divergent.get(riName) === leaders) return;
-    this.divergent.set(riName, leaders);
-    this.reports.divergence(riName, leaders);
   }
 }

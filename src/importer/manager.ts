@@ -137,6 +137,7 @@ export class ImportManager {
       recheck: (riName) => { importer.recheck(riName); },
       recheckAll: () => { importer.recheckAll(); },
       takeOver: () => { importer.takeOver(); },
+      surrender: (riName) => importer.handOver(riName),
     };
     this.members.set(importer, member);
     board.join(target.leaderClusterID, member);

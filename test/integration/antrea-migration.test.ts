@@ -6,13 +6,13 @@
 // Antrea's entry is then deleted from spec.leaders; Antrea's member is switched to our leader;
 // Antrea's leader controller is stopped. A watch on every one of our members' imported objects
 // (Services, Endpoints, EndpointSlices, ServiceImports), opened at the resourceVersion of its
-// list, sees no moment without an expected import from start to end, and no deletion but of
+// list, sees no moment without an expected import from start to end, and no deletion at all:
 // the EndpointSlices Antrea's leader's imports were written into (no endpoint sources, so one
-// slice without a cluster in its name), each after ours holding the same endpoints was written.
+// slice without a cluster in its name) are kept and updated by our leader's import.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { runCommand, type ExitStatus } from '../../src/cli/command.js';
 import { joinCommand } from '../../src/cli/join-command.js';
 import { RESOURCE_IMPORT, type ClusterSet } from '../../src/common/api/antrea.js';
@@ -151,7 +151,7 @@ describe('interop: a move off Antrea\'s leader, with nothing a member imported e
     await waitFor('our leader holds api', () => leaderHolds(ours, 'api'), converge);
   });
 
-  it('5-6. Antrea\'s leader deleted from spec.leaders, Antrea\'s member switched, Antrea\'s leader stopped: no moment without an import, only Antrea\'s slices replaced', async () => {
+  it('5-6. Antrea\'s leader deleted from spec.leaders, Antrea\'s member switched, Antrea\'s leader stopped: no moment without an import, no deletion', async () => {
     switchStartedAt = Date.now();
     for (const m of [o1, o2]) {
       // As the doc says: delete Antrea's entry from spec.leaders (it is the first).
@@ -182,13 +182,15 @@ describe('interop: a move off Antrea\'s leader, with nothing a member imported e
     await antreaMemberImports('api', ours);
     process.stderr.write(`# Antrea's member a1 switched to our leader: imports back after ${String(Date.now() - switched)} ms\n`);
     // Antrea's leader sends no endpoint sources: its EndpointSlice is `antrea-mc-<name>.ipv4`;
-    // ours names one per source cluster. The old one goes only after ours is written (the
-    // watch checks every event that the import's endpoints are in some slice).
+    // ours would name one per source cluster. The slice is kept, updated with its source
+    // cluster (slice-reuse.ts), never replaced.
     for (const m of [o1, o2]) {
-      await waitFor(`${m.id}: one EndpointSlice per Service, named for o1`, () => {
+      await waitFor(`${m.id}: one EndpointSlice per Service, kept, labelled with its source cluster o1`, async () => {
         const slices = watches.get(m.id)?.slices() ?? [];
-        const want = ['antrea-mc-api.o1.ipv4', 'antrea-mc-web.o1.ipv4'];
+        const want = ['antrea-mc-api.ipv4', 'antrea-mc-web.ipv4'];
         if (JSON.stringify(slices) !== JSON.stringify(want)) throw new Error(slices.join(', '));
+        const labelled = (await m.cp.adminConfig().makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: 'team-a', labelSelector: 'multicluster.kubernetes.io/source-cluster=o1' })).items;
+        if (JSON.stringify(labelled.map((e) => e.metadata?.name).sort()) !== JSON.stringify(want)) throw new Error(`labelled o1: ${labelled.map((e) => e.metadata?.name ?? '').join(', ')}`);
         return true;
       }, converge);
     }
@@ -206,8 +208,7 @@ describe('interop: a move off Antrea\'s leader, with nothing a member imported e
         process.stderr.write(`# ${id}: events on imported objects ${what}: ${String(events.length)} [${perObject.join(', ')}]\n`);
       }
       assert.deepEqual(w.errors, [], `${id}: the watch went on without a break`);
-      // The only deletions: Antrea's leader's slices, replaced by ours (the gaps check says ours came first).
-      assert.deepEqual(w.deletions.map((e) => `${e.kind}/${e.name}`).sort(), ['EndpointSlice/antrea-mc-api.ipv4', 'EndpointSlice/antrea-mc-web.ipv4'], `${id}: DELETED events`);
+      assert.deepEqual(w.deletions.map((e) => `${e.kind}/${e.name}`), [], `${id}: DELETED events`);
       assert.deepEqual(w.gaps, [], `${id}: moments without an expected import`);
     }
   });
