@@ -72,7 +72,8 @@ describe('several leaders per ClusterSet: each live, one lost without the member
     controllers[id] = controller;
     await controller.start();
   };
-  const exportService = async (name: string, port: number, ip: string) => {
+  /** A Service with its EndpointSlice in east, then its ServiceExport: resolves with when the ServiceExport was sent (the export's start). */
+  const exportService = async (name: string, port: number, ip: string): Promise<number> => {
     const kc = member('east').adminConfig();
     await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'team-a', body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port, protocol: 'TCP', targetPort: 8080 }] } } });
     await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
@@ -82,10 +83,12 @@ describe('several leaders per ClusterSet: each live, one lost without the member
         endpoints: [{ addresses: [ip], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
       },
     });
+    const exported = Date.now();
     await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
       group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a',
       body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name } },
     });
+    return exported;
   };
   /** uid and resourceVersion of every object a member imported, by `Kind/name`: any write or delete changes it. */
   const importedObjects = async (id: MemberID): Promise<Record<string, string>> => {
@@ -241,13 +244,13 @@ describe('several leaders per ClusterSet: each live, one lost without the member
       assert.match(condition(cs, 'AllLeadersConnected')?.message ?? '', /1\/2 leaders connected; not connected: leader-a/);
       assert.equal(cs.status?.leaders, '1/2');
     }
-    // Exports made during the outage, one after the other: each timed until it is imported in
-    // every member (east too) through leader-b.
+    // Exports made during the outage, one after the other: each timed from its ServiceExport
+    // (the Service and its endpoints already there) until it is imported in every member (east
+    // too) through leader-b.
     const latencies: Record<MemberID | 'every member', number[]> = { east: [], west: [], north: [], 'every member': [] };
     for (let i = 0; i < FAILOVER_EXPORTS; i += 1) {
       const name = `web-${String(i)}`;
-      const exported = Date.now();
-      await exportService(name, 8081, `10.244.2.${String(i + 1)}`);
+      const exported = await exportService(name, 8081, `10.244.2.${String(i + 1)}`);
       await Promise.all(MEMBERS.map(async (id) => {
         await waitFor(`${id} imports team-a/${name} through leader-b`, () => importedServiceImport(id, name), { timeoutMs: converge.timeoutMs, intervalMs: 20 });
         latencies[id].push(Date.now() - exported);
