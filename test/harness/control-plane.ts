@@ -61,6 +61,7 @@ export interface ControlPlane {
    * The whole cluster lost at once: kube-apiserver and etcd killed (SIGKILL, no grace), their
    * data, PKI and ports kept, so restart() brings back the same cluster (same objects, same CA,
    * same ServiceAccount signing key: tokens issued before stay valid) at the same address.
+   * For a bare control plane: `controllers` keep running and are not restarted.
    */
   kill(): Promise<void>;
   /** After kill(): etcd on its data directory, then kube-apiserver, both on their old ports. */

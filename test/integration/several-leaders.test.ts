@@ -302,7 +302,7 @@ describe('several leaders per ClusterSet: each live, one lost without the member
     await startLeaderController('leader-a');
     for (const id of MEMBERS) {
       await waitFor(`${id}: both leaders connected again`, async () =>
-        condition(await clusterSetApi(member(id).adminConfig()).get(CLUSTERSET_ID), 'AllLeadersConnected')?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
+        condition(await clusterSetApi(member(id).adminConfig()).get(CLUSTERSET_ID), 'AllLeadersConnected')?.status === 'True', { timeoutMs: 120_000, intervalMs: 200 });
     }
     const connectedMs = Date.now() - restarted;
     // leader-a holds every import again (east's exporter re-sent what it exported meanwhile) and,
@@ -312,7 +312,7 @@ describe('several leaders per ClusterSet: each live, one lost without the member
         const got = sourced(id);
         if (got['leader-a'] !== 4 * (1 + FAILOVER_EXPORTS) || got['leader-b'] !== 0) throw new Error(`objects sourced: ${JSON.stringify(got)}`);
         return true;
-      }, { timeoutMs: 60_000, intervalMs: 200 });
+      }, { timeoutMs: 120_000, intervalMs: 200 });
       for (const l of LEADERS) await agents[id]?.imports.importerFor(CLUSTERSET_ID, l)?.onIdle();
     }
     const convergedMs = Date.now() - restarted;
