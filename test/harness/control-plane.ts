@@ -57,6 +57,15 @@ export interface ControlPlane {
    */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
+  /**
+   * The whole cluster lost at once: kube-apiserver and etcd killed (SIGKILL, no grace), their
+   * data, PKI and ports kept, so restart() brings back the same cluster (same objects, same CA,
+   * same ServiceAccount signing key: tokens issued before stay valid) at the same address.
+   * For a bare control plane: `controllers` keep running and are not restarted.
+   */
+  kill(): Promise<void>;
+  /** After kill(): etcd on its data directory, then kube-apiserver, both on their old ports. */
+  restart(): Promise<void>;
   /** Name of the kwok node Pods are scheduled to (with `controllers`). */
   readonly nodeName: string | undefined;
   /** The last lines of the apiserver and etcd logs, for failure reports. */
@@ -134,14 +143,15 @@ async function startControlPlaneOnce(name: string, options: ControlPlaneOptions)
 
   const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${String(etcdClientPort)}`;
-  const etcd = startProcess(`etcd-${name}`, bins.etcd, [
+  const etcdArgs = [
     `--name=${name}`, `--data-dir=${path.join(dir, 'etcd-data')}`,
     `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
     `--listen-peer-urls=http://127.0.0.1:${String(etcdPeerPort)}`,
     `--initial-advertise-peer-urls=http://127.0.0.1:${String(etcdPeerPort)}`,
     `--initial-cluster=${name}=http://127.0.0.1:${String(etcdPeerPort)}`,
     '--unsafe-no-fsync=true', '--log-level=warn',
-  ], path.join(dir, 'etcd.log'));
+  ];
+  let etcd = startProcess(`etcd-${name}`, bins.etcd, etcdArgs, path.join(dir, 'etcd.log'));
 
   const server = `https://127.0.0.1:${String(apiPort)}`;
   const auditLogPath = options.auditLog === true ? path.join(dir, 'audit.log') : undefined;
@@ -182,11 +192,16 @@ async function startControlPlaneOnce(name: string, options: ControlPlaneOptions)
     }
   };
 
-  try {
+  const etcdHealthy = async () => {
+    const proc = etcd;
     await waitFor(`etcd ${name} /health`, async () => {
-      if (!etcd.isRunning()) throw new Error(`etcd ${name} exited early`);
+      if (!proc.isRunning()) throw new Error(`etcd ${name} exited early`);
       return fetch(`${etcdUrl}/health`).then((r) => r.ok, () => false);
     }, { timeoutMs: 30_000, intervalMs: 100 });
+  };
+
+  try {
+    await etcdHealthy();
     await startApiserver();
   } catch (err) {
     await apiserver?.stop();
@@ -254,6 +269,16 @@ current-context: ${name}
       await apiserver?.kill();
     },
     startApiserver,
+    async kill() {
+      await Promise.all([apiserver?.kill(), etcd.kill()]);
+    },
+    async restart() {
+      if (stopped) throw new Error(`control plane ${name} was stopped for good; restart() follows kill()`);
+      if (etcd.isRunning() || apiserver?.isRunning() === true) throw new Error(`control plane ${name} is running; kill() it first`);
+      etcd = startProcess(`etcd-${name}`, bins.etcd, etcdArgs, path.join(dir, 'etcd.log'));
+      await etcdHealthy();
+      await startApiserver();
+    },
     logs: (lines?: number) => `${logs(lines)}${controllers ? `\n${controllers.logs(lines)}` : ''}`,
     async stop() {
       if (stopped) return;
