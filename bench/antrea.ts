@@ -298,7 +298,7 @@ async function benchLeader(): Promise<void> {
   row('CPU under churn', 'cpuChurn', (v) => `${v.toFixed(2)} s/min`);
   row('CPU after the restart', 'cpuAfter', (v) => `${v.toFixed(2)} s/min`);
   row('event-loop lag p99, worst 5-s window', 'lagP99Worst', msf, 'n/a for Antrea: a Go process has no single event loop to stall');
-  row('ResourceImport writes per endpoint change', 'importWritesPerChange', (v) => v.toFixed(3));
+  row('ResourceImport writes (spec + status) per change', 'importWritesPerChange', (v) => v.toFixed(3));
   row('all leader writes in the churn per change', 'leaderWritesPerChange', (v) => v.toFixed(3), 'joins, leaves and status writes included');
   row('ClusterSet status writes at rest', 'statusRest', perMin);
   row('ClusterSet status writes under churn', 'statusChurn', perMin);
