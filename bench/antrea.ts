@@ -2,54 +2,49 @@
 // on the same machine in the same run, against our COMPILED build (bin/clusterset-agent.js):
 //
 //   npm run bench:antrea -- --mode member [--n 2000] [--rounds 2] [--rest 60]
-//   npm run bench:antrea -- --mode leader [--services 250] [--changes 50] [--rest 30]
+//   npm run bench:antrea -- --mode leader [--members 200] [--services 500] [--updates 300] [--width 8]
+//     [--period 10] [--joins N] [--leaves N] [--rest 60] [--after-restart 60] [--rounds 1]
 //
 // member: our agent and Antrea's member import the same N ResourceImports (N/2 ServiceImport +
 //   N/2 Endpoints -> 1.5 N member objects, 2 N for ours with the EndpointSlices) from one leader, each into a FRESH member control plane
 //   (its own CRDs installed, nothing else), one at a time, the order alternating per round. From
 //   the apiservers' audit logs: ClusterSet created -> first and last object created, requests to
 //   the member and to the leader during the sync and at rest (a window after it); RSS.
-// leader: our `leader run` and Antrea's leader, each on a fresh leader control plane with its own
-//   manifests and admission, aggregating the same exports written by the same two members' tokens
-//   (bodies from the member-side export rules both kinds share): initial aggregation, then
-//   sequential single-export changes (write -> ResourceImport changed), the leader's writes per
-//   change, RSS, and a restart (time to ready, writes and requests in the window after it).
-// Prints figures and ratios ours / Antrea; asserts nothing.
+// leader: the simulated fleet of bench:leader (bench/fleet.ts: members with their own tokens
+//   beating as Antrea's members do, two exporters per Service, endpoint churn with members
+//   joining and leaving, a restart) against our `leader run` and against Antrea's leader, each on
+//   a fresh leader control plane with its own manifests and admission (our chart's policies,
+//   Antrea's webhooks) and its own members' tokens (ours from `leader create-member-token`,
+//   Antrea's as `antctl mc create membertoken` makes them), the order alternating per round.
+// Prints figures and ratios ours / Antrea ("n/a" where Antrea has no such figure); asserts
+// nothing; exits 1 with the error when a run fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, writeFileSync, fstatSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, fstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import {
-  MEMBER_CLUSTER_ANNOUNCE,
-  RESOURCE_EXPORT,
-  RESOURCE_IMPORT,
-  type ResourceExport,
-  type ResourceImport,
-} from '../src/common/api/antrea.js';
-import { serviceExportPlan } from '../src/exporter/service-export.js';
 import type { AuditEvent } from '../test/harness/agent-process.js';
-import {
-  ANTREA_LEADER_NS, ANTREA_MEMBER_NS, antreaBins, createAntreaLeaderClusterSet, createAntreaMemberToken, installAntreaLeader, installAntreaMember,
-  startAntreaController, type AntreaController,
-} from '../test/harness/antrea.js';
-import { AGENT_NS, CLUSTERSET_ID, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
-import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
+import { ANTREA_MEMBER_NS, antreaBins, installAntreaMember, startAntreaController } from '../test/harness/antrea.js';
+import { AGENT_NS, createClusterSet, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
+import { startControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
-import { createNamespace, issueToken, kubectlApply, tokenConfig } from '../test/harness/kube.js';
-import { CHART, helmTemplate } from '../test/harness/leader-admission.js';
+import { createNamespace } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, rssKb, waitForQuietMachine } from './common.js';
+import { agentEntry, buildDist, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, rssKb, runBench, waitForQuietMachine } from './common.js';
+import { fleetOptions, runFleet, tearingDown } from './fleet.js';
+import { antreaLeader, ourLeader } from './fleet-leaders.js';
+import { printFleet, summarize, type FleetSummary } from './fleet-report.js';
 
 const { values } = parseArgs({ options: {
   mode: { type: 'string', default: 'member' },
   n: { type: 'string', default: '2000' },
-  rounds: { type: 'string', default: '2' },
+  rounds: { type: 'string', default: '' },
   rest: { type: 'string', default: '' },
-  services: { type: 'string', default: '250' },
-  changes: { type: 'string', default: '50' },
+  // --mode leader: the simulated fleet's (bench/fleet.ts).
+  members: { type: 'string', default: '200' }, services: { type: 'string', default: '500' },
+  updates: { type: 'string', default: '300' }, width: { type: 'string', default: '8' },
+  period: { type: 'string', default: '10' }, joins: { type: 'string' }, leaves: { type: 'string' },
+  'after-restart': { type: 'string', default: '60' },
 } });
 const MODE = values.mode;
 if (MODE !== 'member' && MODE !== 'leader') throw new Error(`--mode must be member or leader, not ${MODE}`);
@@ -58,12 +53,9 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`;
 const ratio = (ours: number, theirs: number) => (theirs === 0 ? (ours === 0 ? '1.00' : 'inf') : (ours / theirs).toFixed(2));
 const median = (xs: readonly number[]) => { const s = [...xs].sort((a, b) => a - b); const m = (s.length - 1) / 2; return ((s[Math.floor(m)] ?? NaN) + (s[Math.ceil(m)] ?? NaN)) / 2; };
-const percentile = (xs: readonly number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN; };
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const CONTROLLER_USER = (ns: string) => `system:serviceaccount:${ns}:antrea-mc-controller`;
 
-buildDist();
-antreaBins();
 
 /**
  * Reads a JSON audit log incrementally: every call returns the requests logged since the last,
@@ -93,16 +85,6 @@ function auditTail(file: string | undefined): () => AuditEvent[] {
   };
 }
 
-/** A kubeconfig file reaching `cp` with `token`. */
-function tokenKubeconfig(cp: ControlPlane, token: string, file: string): string {
-  writeFileSync(file, stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    clusters: [{ name: 'c', cluster: { server: cp.server, 'certificate-authority': cp.caFile } }],
-    users: [{ name: 'u', user: { token } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-  }));
-  return file;
-}
-
 /** Our compiled build as users run it (`run` or `leader run`), waiting until it logs its ports. */
 async function spawnOurs(args: readonly string[], tag: string): Promise<{ child: ChildProcess; healthPort: number; stop(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), `bench-antrea-${tag}-`));
@@ -129,22 +111,6 @@ async function spawnOurs(args: readonly string[], tag: string): Promise<{ child:
   };
 }
 
-/**
- * A watch that is started again whenever the server or the client ends it (a re-list re-sends
- * every object, so callers keep first-seen times); returns a stop function.
- */
-async function keepWatching(cp: ControlPlane, url: string, onObject: (obj: ResourceImport) => void): Promise<() => void> {
-  let stopped = false;
-  let current: AbortController | undefined;
-  const start = async (): Promise<void> => {
-    current = await new Watch(cp.adminConfig()).watch(url, {}, (_type, obj: ResourceImport) => { onObject(obj); }, () => {
-      if (!stopped) void start().catch(() => { if (!stopped) setTimeout(() => { void start(); }, 500); });
-    });
-  };
-  await start();
-  return () => { stopped = true; current?.abort(); };
-}
-
 // =============================================================================================
 // member
 // =============================================================================================
@@ -169,7 +135,7 @@ async function benchMember(): Promise<void> {
   // Endpoints into one). Counting ours to 3 per Service ended the wait with a quarter of the
   // sync still to come, which then counted as "at rest".
   const objectsOf = (kind: 'ours' | 'antrea') => HALF * (kind === 'ours' ? 4 : 3);
-  const ROUNDS = Number(values.rounds);
+  const ROUNDS = Number(values.rounds || '2');
   const REST_S = Number(values.rest || '60');
   const leader = await startControlPlane('bench-leader', { auditLog: true });
   const results: MemberFigures[] = [];
@@ -270,7 +236,7 @@ async function benchMember(): Promise<void> {
   }
   const of = (kind: 'ours' | 'antrea', key: keyof Omit<MemberFigures, 'kind'>) => median(results.filter((r) => r.kind === kind).map((r) => r[key]));
   const row = (label: string, key: keyof Omit<MemberFigures, 'kind'>, fmt: (v: number) => string) => { console.log(`  ${label.padEnd(44)} ours ${fmt(of('ours', key)).padStart(10)}   Antrea ${fmt(of('antrea', key)).padStart(10)}   ratio ${ratio(of('ours', key), of('antrea', key))}`); };
-  console.log(`\nmember: import of ${String(Number(values.n))} ResourceImports (${String(objectsOf('ours'))} member objects ours, ${String(objectsOf('antrea'))} Antrea's), median of ${String(Number(values.rounds))} rounds each, alternating order`);
+  console.log(`\nmember: import of ${String(Number(values.n))} ResourceImports (${String(objectsOf('ours'))} member objects ours, ${String(objectsOf('antrea'))} Antrea's), median of ${String(ROUNDS)} rounds each, alternating order`);
   row('ClusterSet created -> first object', 'firstMs', secs);
   row('ClusterSet created -> last object', 'lastMs', secs);
   console.log(`    (first -> last: ours ${secs(of('ours', 'lastMs') - of('ours', 'firstMs'))}, Antrea ${secs(of('antrea', 'lastMs') - of('antrea', 'firstMs'))}, ratio ${ratio(of('ours', 'lastMs') - of('ours', 'firstMs'), of('antrea', 'lastMs') - of('antrea', 'firstMs'))})`);
@@ -286,157 +252,66 @@ async function benchMember(): Promise<void> {
 // =============================================================================================
 // leader
 // =============================================================================================
-interface LeaderFigures {
-  kind: 'ours' | 'antrea';
-  aggregateMs: number;
-  changeMs: number[];
-  writesPerChange: number;
-  rssKb: number;
-  restartReadyMs: number;
-  restartWrites: number;
-  restartRequests: number;
-}
-
-const MEMBERS = ['east', 'west'] as const;
-
-function exportsOf(clusterID: string, name: string, ip: string): ResourceExport[] {
-  const plan = serviceExportPlan({
-    localClusterID: clusterID, leaderNamespace: ANTREA_LEADER_NS, endpointIPType: 'PodIP',
-    serviceExport: { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: NS } },
-    service: { metadata: { name, namespace: NS }, spec: { type: 'ClusterIP', clusterIP: '10.96.0.10', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
-    endpointSlices: [{ metadata: { namespace: NS, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4', endpoints: [{ addresses: [ip], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] }],
-  });
-  return plan.exports;
-}
-
 async function benchLeader(): Promise<void> {
-  const S = Number(values.services);
-  const CHANGES = Number(values.changes);
-  const REST_S = Number(values.rest || '30');
-  const names = Array.from({ length: S }, (_, i) => `svc-${String(i)}`);
-  const results: LeaderFigures[] = [];
-
-  const runOne = async (kind: 'ours' | 'antrea'): Promise<LeaderFigures> => {
-    const cp = await startControlPlane(`bench-${kind}-leader`, { auditLog: true });
-    let leaderProc: { pid: number; ready(): Promise<boolean>; stop(): Promise<void> } | undefined;
+  const o = fleetOptions('bench:antrea --mode leader', { ...values, rest: values.rest || '60' }, false);
+  const ROUNDS = Number(values.rounds || '1');
+  const results: { kind: 'ours' | 'antrea'; s: FleetSummary }[] = [];
+  const runOne = async (kind: 'ours' | 'antrea') => {
+    // A fresh leader control plane for each run; the fleet, its exports and its churn the same.
+    const cp = await startControlPlane(`bench-${kind}-leader`, { auditLog: true, startTimeoutSeconds: 180 });
     try {
-      let leaderUser: string;
-      let start: () => Promise<{ pid: number; ready(): Promise<boolean>; stop(): Promise<void> }>;
-      const tokens: Record<string, string> = {};
-      if (kind === 'ours') {
-        await setupLeader(cp);
-        await createNamespace(cp.adminConfig(), 'csa-leader');
-        await kubectlApply(cp, await helmTemplate(['csa-leader', CHART, '--namespace', 'csa-leader', '--set', 'mode=leader', '--set', 'leader.createNamespace=false']));
-        const kubeconfig = tokenKubeconfig(cp, await issueToken(cp.adminConfig(), 'csa-leader', 'csa-leader-clusterset-agent', 24 * 3600), path.join(cp.dir, 'leader.kubeconfig'));
-        leaderUser = 'system:serviceaccount:csa-leader:csa-leader-clusterset-agent';
-        start = async () => {
-          const p = await spawnOurs(['leader', 'run', '--kubeconfig', kubeconfig, '--namespace', ANTREA_LEADER_NS], 'leader');
-          return { pid: p.child.pid ?? 0, ready: () => fetch(`http://127.0.0.1:${String(p.healthPort)}/readyz`).then((r) => r.ok, () => false), stop: () => p.stop() };
-        };
-        for (const id of MEMBERS) tokens[id] = (await createMemberAccess(cp, id)).token;
-      } else {
-        await installAntreaLeader(cp);
-        leaderUser = CONTROLLER_USER(ANTREA_LEADER_NS);
-        start = async () => {
-          const c: AntreaController = await startAntreaController(cp, 'leader', { verbosity: 0 });
-          return { pid: c.pid, ready: () => fetch(`http://127.0.0.1:${String(c.healthPort)}/readyz`).then((r) => r.ok, () => false), stop: () => c.stop() };
-        };
-        for (const id of MEMBERS) tokens[id] = await createAntreaMemberToken(cp, id);
-      }
-      leaderProc = await start();
-      if (kind === 'antrea') await createAntreaLeaderClusterSet(cp, CLUSTERSET_ID, 'leader');
-      const memberApi = (id: string) => tokenConfig(cp, tokens[id] ?? '').makeApiClient(CustomObjectsApi);
-      const ref = (d: { group: string; version: string; plural: string }) => ({ group: d.group, version: d.version, plural: d.plural, namespace: ANTREA_LEADER_NS });
-      // Each member's first heartbeat (our policies admit exports only from announced members).
-      for (const id of MEMBERS) {
-        await waitFor(`${id} announced`, async () => {
-          await memberApi(id).createNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), body: {
-            apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind,
-            metadata: { name: `member-announce-from-${id}`, annotations: { 'touch-ts': new Date().toISOString() } },
-            clusterID: id, clusterSetID: CLUSTERSET_ID, leaderClusterID: 'leader',
-          } });
-          return true;
-        }, { timeoutMs: 30_000, intervalMs: 250 });
-      }
-      // The ResourceImports as they change, from a watch on the leader: when each IP was first seen.
-      const seen = new Map<string, number>();
-      const note = (key: string) => { if (!seen.has(key)) seen.set(key, performance.now()); };
-      const stopWatch = await keepWatching(cp, `/apis/${RESOURCE_IMPORT.group}/${RESOURCE_IMPORT.version}/namespaces/${ANTREA_LEADER_NS}/${RESOURCE_IMPORT.plural}`,
-        (obj: ResourceImport) => {
-          for (const s of obj.spec?.endpoints?.subsets ?? []) for (const a of s.addresses ?? []) note(`${obj.metadata?.name ?? ''}/${a.ip}`);
-          note(`${obj.metadata?.name ?? ''}/present`);
-        });
-      const audit = auditTail(cp.auditLogPath);
-      await waitForQuietMachine();
-      audit();
-
-      // Initial aggregation: both members export every Service.
-      const t0 = performance.now();
-      await pool(names.flatMap((name) => MEMBERS.map((id) => ({ id, name }))), 16, async ({ id, name }) => {
-        for (const re of exportsOf(id, name, `10.${id === 'east' ? '1' : '2'}.0.1`)) await memberApi(id).createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: re });
-      });
-      await waitFor('every import aggregated from both members', () =>
-        names.every((name) => seen.has(`${NS}-${name}-endpoints/10.1.0.1`) && seen.has(`${NS}-${name}-endpoints/10.2.0.1`) && seen.has(`${NS}-${name}-service/present`)),
-      { timeoutMs: 20 * 60_000, intervalMs: 100 });
-      const aggregateMs = performance.now() - t0;
-      await pause(5_000);
-      audit();
-
-      // Sequential changes: east's endpoints of one Service get a new IP.
-      const changeMs: number[] = [];
-      for (let i = 0; i < CHANGES; i++) {
-        const name = names[i % names.length] ?? 'svc-0';
-        const reName = `east-${NS}-${name}-endpoints`;
-        const current = (await memberApi('east').getNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name: reName })) as ResourceExport;
-        const ip = `10.3.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`;
-        const desired = exportsOf('east', name, ip)[1] as ResourceExport;
-        const sent = performance.now();
-        await memberApi('east').replaceNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), name: reName, body: { ...current, spec: desired.spec } });
-        const key = `${NS}-${name}-endpoints/${ip}`;
-        await waitFor(`change ${String(i)}`, () => seen.has(key), { timeoutMs: 60_000, intervalMs: 1 });
-        changeMs.push((seen.get(key) ?? sent) - sent);
-      }
-      await pause(5_000);
-      const changeWrites = audit().filter((e) => e.user.username === leaderUser && ['create', 'update', 'patch', 'delete'].includes(e.verb)).length;
-      const rss = rssKb(leaderProc.pid);
-
-      // Restart: stop, start, then a window of REST_S seconds.
-      await leaderProc.stop();
-      audit();
-      const r0 = performance.now();
-      const restartedAt = Date.now();
-      leaderProc = await start();
-      await waitFor('ready after the restart', () => leaderProc?.ready(), { timeoutMs: 120_000, intervalMs: 50 });
-      const restartReadyMs = performance.now() - r0;
-      await pause(REST_S * 1000);
-      const after = audit().filter((e) => e.user.username === leaderUser && Date.parse(e.requestReceivedTimestamp) >= restartedAt);
-      stopWatch();
-      const figures: LeaderFigures = {
-        kind, aggregateMs, changeMs, writesPerChange: changeWrites / CHANGES, rssKb: rss, restartReadyMs,
-        restartWrites: after.filter((e) => ['create', 'update', 'patch', 'delete'].includes(e.verb)).length, restartRequests: after.length,
-      };
-      console.log(`${kind.padEnd(6)}: aggregation of ${String(S * 2 * 2)} exports ${secs(aggregateMs)}; change -> import p50 ${median(changeMs).toFixed(0)} ms, p99 ${percentile(changeMs, 99).toFixed(0)} ms; ` +
-        `${figures.writesPerChange.toFixed(2)} writes per change; RSS ${mib(rss)}; restart: ready in ${secs(restartReadyMs)}, ${String(figures.restartWrites)} writes and ${String(figures.restartRequests)} requests in the ${String(REST_S)} s after`);
-      return figures;
+      const leader = kind === 'ours' ? await ourLeader(cp, cp.dir) : await antreaLeader(cp);
+      const f = await runFleet(cp, leader, o);
+      console.log(`\n${kind === 'ours' ? 'ours (leader run, compiled build)' : 'Antrea v2.7 leader (antrea-mc-controller)'}:`);
+      printFleet(f);
+      results.push({ kind, s: summarize(f) });
     } finally {
-      await leaderProc?.stop();
       await cp.stop();
     }
   };
-
-  for (const kind of ['ours', 'antrea', 'antrea', 'ours'].slice(0, Number(values.rounds) * 2) as ('ours' | 'antrea')[]) results.push(await runOne(kind));
-  const of = (kind: 'ours' | 'antrea', pick: (f: LeaderFigures) => number) => median(results.filter((r) => r.kind === kind).map(pick));
-  const row = (label: string, pick: (f: LeaderFigures) => number, fmt: (v: number) => string) => { console.log(`  ${label.padEnd(44)} ours ${fmt(of('ours', pick)).padStart(10)}   Antrea ${fmt(of('antrea', pick)).padStart(10)}   ratio ${ratio(of('ours', pick), of('antrea', pick))}`); };
-  console.log(`\nleader: ${String(S)} Services exported by each of 2 members (${String(S * 4)} ResourceExports), ${String(CHANGES)} sequential changes, median of the runs`);
-  row('initial aggregation (all imports complete)', (f) => f.aggregateMs, secs);
-  row('export change -> import, p50', (f) => median(f.changeMs), (v) => `${v.toFixed(0)} ms`);
-  row('export change -> import, p99', (f) => percentile(f.changeMs, 99), (v) => `${v.toFixed(0)} ms`);
-  row('leader writes per change', (f) => f.writesPerChange, (v) => v.toFixed(2));
-  row('RSS after the changes', (f) => f.rssKb, mib);
-  row('restart: start -> ready', (f) => f.restartReadyMs, secs);
-  row(`restart: writes in the ${String(REST_S)} s after`, (f) => f.restartWrites, String);
-  row(`restart: requests in the ${String(REST_S)} s after`, (f) => f.restartRequests, String);
+  for (let round = 1; round <= ROUNDS; round++) {
+    const order: ('ours' | 'antrea')[] = round % 2 === 1 ? ['ours', 'antrea'] : ['antrea', 'ours'];
+    for (const kind of order) await runOne(kind);
+  }
+  const of = (kind: 'ours' | 'antrea', key: keyof FleetSummary) => median(results.filter((r) => r.kind === kind).map((r) => r.s[key]));
+  const row = (label: string, key: keyof FleetSummary, fmt: (v: number) => string, note = '') => {
+    const [ours, theirs] = [of('ours', key), of('antrea', key)];
+    const r = Number.isNaN(ours) || Number.isNaN(theirs) ? 'n/a' : ratio(ours, theirs);
+    console.log(`  ${label.padEnd(50)} ours ${fmt(ours).padStart(10)}   Antrea ${(Number.isNaN(theirs) ? 'n/a' : fmt(theirs)).padStart(10)}   ratio ${r.padStart(5)}${note === '' ? '' : `   (${note})`}`);
+  };
+  const msf = (v: number) => `${v.toFixed(0)} ms`;
+  const perMin = (v: number) => `${v.toFixed(2)}/min`;
+  console.log(`\nleader, the same simulated fleet on each (bench/fleet.ts): ${String(o.members)} members beating every ${String(o.periodMs / 1000)} s, ` +
+    `${String(4 * o.services)} exports, ${String(o.updates)} endpoint changes ${String(o.width)} in flight, ${String(o.joins)} joining and ${String(o.leaves)} leaving, a restart; ` +
+    `${ROUNDS === 1 ? 'one run each' : `median of ${String(ROUNDS)} runs each, the order alternating`}; ratio = ours / Antrea`);
+  row('populate: every export written -> every import', 'populateMs', secs);
+  row('export -> import under churn, p50', 'exportImportP50', msf);
+  row('export -> import under churn, p99', 'exportImportP99', msf);
+  row('updates lost (not imported within 30 s)', 'lost', String);
+  row('false Disconnected', 'falseDisconnected', String);
+  row('liveness: last beat -> Disconnected shown, p99', 'livenessP99', secs, 'Antrea: judged every 10 s, its status written every 30 s');
+  row('left (announce deleted) -> gone from the status, p99', 'goneP99', secs);
+  row('join -> shown Ready, p99', 'joinReadyP99', secs);
+  row('RSS after the rest', 'rssRest', mib);
+  row('RSS peak (populated, churn, after the restart)', 'rssPeak', mib);
+  row('CPU at rest', 'cpuRest', (v) => `${v.toFixed(2)} s/min`);
+  row('CPU under churn', 'cpuChurn', (v) => `${v.toFixed(2)} s/min`);
+  row('CPU after the restart', 'cpuAfter', (v) => `${v.toFixed(2)} s/min`);
+  row('event-loop lag p99, worst 5-s window', 'lagP99Worst', msf, 'n/a for Antrea: a Go process has no single event loop to stall');
+  row('ResourceImport writes (spec + status) per change', 'importWritesPerChange', (v) => v.toFixed(3));
+  row('all leader writes in the churn per change', 'leaderWritesPerChange', (v) => v.toFixed(3), 'joins, leaves and status writes included');
+  row('ClusterSet status writes at rest', 'statusRest', perMin);
+  row('ClusterSet status writes under churn', 'statusChurn', perMin);
+  row('ClusterSet status writes after the restart', 'statusAfter', perMin);
+  row('restart: start -> ready', 'restartReadyMs', secs, 'Antrea: to /readyz and its webhooks carrying its CA');
+  row(`restart: leader writes in it and the ${String(o.afterRestartMs / 1000)} s after`, 'restartWrites', String);
+  row('members\' beats lost to errors (the whole run)', 'beatErrors', String);
+  row('members\' beat gaps p99', 'beatGapP99', secs);
 }
 
-if (MODE === 'member') await benchMember();
-else await benchLeader();
+await runBench(`bench:antrea --mode ${MODE}`, async () => {
+  buildDist();
+  antreaBins();
+  if (MODE === 'member') await benchMember();
+  else await benchLeader();
+}, () => { tearingDown.now = true; return Promise.resolve(); });

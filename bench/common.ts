@@ -128,3 +128,26 @@ export async function waitForQuietMachine(threshold = 0.15, timeoutMs = 60_000):
     quiet = busy() < threshold ? quiet + 1 : 0;
   }
 }
+
+/**
+ * Runs a benchmark's body and ends the process: 0 when it finished, 1 with the error on stderr
+ * when it failed. A bench's watches and keep-alive sockets would keep the process alive, so it
+ * exits explicitly, and an explicit exit in a `finally` would swallow the error (a run that
+ * printed nothing and exited 0, issue 31): this is the one place that decides.
+ */
+export async function runBench(name: string, body: () => Promise<void>, cleanup: () => Promise<void> = () => Promise.resolve()): Promise<never> {
+  let code = 0;
+  try {
+    await body();
+  } catch (err) {
+    console.error(`${name} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    code = 1;
+  }
+  try {
+    await cleanup();
+  } catch (err) {
+    console.error(`${name}: cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+    code = code || 1;
+  }
+  process.exit(code);
+}

@@ -16,8 +16,8 @@
 // Throughout, /healthz of both replicas is polled (one request at a time, 100 ms apart, 30 s
 // timeout) and the largest latency kept; the Lease holder is read before and after. Prints
 // them; asserts nothing. The acceptance: max /healthz latency < 1 s, the holder unchanged.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -25,21 +25,16 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImport } from '../src/common/api/antrea.js';
-import {
-  RE_LABEL_SOURCE_CLUSTER_ID,
-  RE_LABEL_SOURCE_KIND,
-  RE_LABEL_SOURCE_NAME,
-  RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT_FINALIZER,
-} from '../src/common/api/names.js';
+import { RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RESOURCE_EXPORT_FINALIZER } from '../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../src/common/kube/errors.js';
 import { createMemberToken } from '../src/leader/member-token.js';
-import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../test/harness/clusterset.js';
-import { freePort, startControlPlane } from '../test/harness/control-plane.js';
-import { createNamespace, issueToken, kubectlApply, tokenConfig } from '../test/harness/kube.js';
-import { CHART, helmTemplate } from '../test/harness/leader-admission.js';
+import { LEADER_NS, setupLeader } from '../test/harness/clusterset.js';
+import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
+import { createNamespace, tokenConfig } from '../test/harness/kube.js';
 import { waitFor } from '../test/harness/wait.js';
-import { agentEntry, buildDist, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, pool, repoRoot } from './common.js';
+import { buildDist, pool, repoRoot, runBench } from './common.js';
+import { announceOf, serviceExport as fleetServiceExport } from './fleet.js';
+import { installOurLeader, RELEASE_NS, spawnOurLeader } from './fleet-leaders.js';
 
 const { values } = parseArgs({ options: {
   members: { type: 'string', default: '50' }, cidrs: { type: 'string', default: '60000' },
@@ -51,8 +46,6 @@ const { values } = parseArgs({ options: {
 const MEMBERS = Number(values.members);
 const ROUNDS = Number(values.rounds);
 const OBSERVE_MS = Number(values.observe) * 1000;
-const RELEASE_NS = 'csa-leader';
-const LEADER_SA = 'csa-leader-clusterset-agent';
 const LEASE = 'clusterset-agent';
 const group = RESOURCE_EXPORT.group;
 const ref = (d: { plural: string }) => ({ group, version: 'v1alpha1', plural: d.plural, namespace: LEADER_NS });
@@ -80,15 +73,7 @@ function clusterInfoExport(clusterID: string, i: number, podCIDRs: string[]): Re
 }
 
 function serviceExport(clusterID: string, ports: number, offset: number): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-bench-wide-service`,
-      labels: { [RE_LABEL_SOURCE_NAME]: 'wide', [RE_LABEL_SOURCE_NAMESPACE]: 'bench', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Service' },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: { clusterID, name: 'wide', namespace: 'bench', kind: 'Service', service: { serviceSpec: { ports: Array.from({ length: ports }, (_, p) => ({ name: `p${String(p + offset)}`, port: 1024 + p + offset, protocol: 'TCP' })) } } },
-  };
+  return fleetServiceExport(clusterID, 'wide', Array.from({ length: ports }, (_, p) => ({ name: `p${String(p + offset)}`, port: 1024 + p + offset, protocol: 'TCP' })));
 }
 
 /** Waits like waitFor, but a missed deadline is reported and the bench goes on to its figures. */
@@ -101,24 +86,18 @@ async function softWait<T>(what: string, check: () => Promise<T | undefined | fa
   }
 }
 
-buildDist();
-const tmp = mkdtempSync(path.join(tmpdir(), 'bench-leader-stall-'));
-const leader = await startControlPlane('bench-stall', { startTimeoutSeconds: 180 });
-const replicas: { name: string; proc: ChildProcess; healthPort: number; maxMs: number; slow: number; exited?: number }[] = [];
+const replicas: { name: string; proc: ChildProcess; healthPort: number; maxMs: number; slow: number; exited?: number; stop(): Promise<void> }[] = [];
 const polling = { on: true };
+let leader: ControlPlane | undefined;
+let kubeconfig = '';
+const tmp = mkdtempSync(path.join(tmpdir(), 'bench-leader-stall-'));
 
 async function startReplica(name: string): Promise<void> {
-  const healthPort = await freePort();
-  const metricsPort = await freePort();
-  const fds = [openSync(path.join(tmp, `${name}.log`), 'w'), openSync(path.join(tmp, `${name}.err`), 'w')] as const;
-  const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'leader', 'run', '--kubeconfig', path.join(tmp, 'leader.kubeconfig'),
-    '--health-bind-address', `127.0.0.1:${String(healthPort)}`, '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'info'],
-  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_LEADER_NAMESPACE: LEADER_NS, CSA_NAMESPACE: RELEASE_NS, CSA_LEADER_ELECT: 'true' } });
-  for (const fd of fds) closeSync(fd);
-  const replica = { name, proc, healthPort, maxMs: 0, slow: 0 } as (typeof replicas)[number];
+  const leaderProcess = await spawnOurLeader(kubeconfig, tmp, name, { elect: true });
+  const { proc, healthPort } = leaderProcess;
+  const replica = { name, proc, healthPort, maxMs: 0, slow: 0, stop: () => leaderProcess.stop() } as (typeof replicas)[number];
   proc.once('exit', (code) => { replica.exited = code ?? -1; });
   replicas.push(replica);
-  await waitFor(`${name} healthz`, async () => (await fetch(`http://127.0.0.1:${String(healthPort)}/healthz`).then((r) => r.status, () => 0)) === 200, { timeoutMs: 60_000, intervalMs: 50 });
   // One request at a time: a stalled event loop shows as one long answer.
   void (async () => {
     while (polling.on && replica.exited === undefined) {
@@ -134,22 +113,15 @@ async function startReplica(name: string): Promise<void> {
   })();
 }
 
-try {
+await runBench('bench:leader-stall', async () => {
+  buildDist();
+  leader = await startControlPlane('bench-stall', { startTimeoutSeconds: 180 });
   const admin = leader.adminConfig();
   const custom = admin.makeApiClient(CustomObjectsApi);
   await setupLeader(leader);
-  await createNamespace(admin, RELEASE_NS);
   await createNamespace(admin, 'bench');
-  await kubectlApply(leader, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', '--set', 'leader.controller.replicaCount=2',
-    ...(values.unbounded ? ['podCIDRsPerClusterInfo', 'gatewayInfosPerClusterInfo', 'portsPerService', 'addressesPerEndpoints'].flatMap((k) => ['--set', `leader.admissionPolicy.limits.${k}=1000000`]) : [])]));
-  const leaderToken = await issueToken(admin, RELEASE_NS, LEADER_SA, 86_400);
-  writeFileSync(path.join(tmp, 'leader.kubeconfig'), `apiVersion: v1
-kind: Config
-clusters: [{ name: l, cluster: { server: "${leader.server}", certificate-authority: "${leader.caFile}" } }]
-users: [{ name: u, user: { token: "${leaderToken}" } }]
-contexts: [{ name: c, context: { cluster: l, user: u } }]
-current-context: c
-`);
+  kubeconfig = await installOurLeader(leader, tmp, ['--set', 'leader.controller.replicaCount=2',
+    ...(values.unbounded ? ['podCIDRsPerClusterInfo', 'gatewayInfosPerClusterInfo', 'portsPerService', 'addressesPerEndpoints'].flatMap((k) => ['--set', `leader.admissionPolicy.limits.${k}=1000000`]) : [])]);
   const leases = admin.makeApiClient(CoordinationV1Api);
   const holder = async () => (await leases.readNamespacedLease({ namespace: RELEASE_NS, name: LEASE }).catch(() => undefined))?.spec?.holderIdentity;
   await startReplica('replica-a');
@@ -158,18 +130,15 @@ current-context: c
 
   const ids = Array.from({ length: MEMBERS }, (_, i) => `m${String(i).padStart(3, '0')}`);
   const clients = new Map<string, CustomObjectsApi>();
+  const cp = leader;
   await pool(ids, 4, async (id) => {
     const token = await createMemberToken(admin, { memberId: id, namespace: LEADER_NS, durationSeconds: 86_400 });
     const secret = parse(token.secretYaml) as { data: { token: string } };
-    clients.set(id, tokenConfig(leader, Buffer.from(secret.data.token, 'base64').toString('utf8'), `member-${id}`).makeApiClient(CustomObjectsApi));
+    clients.set(id, tokenConfig(cp, Buffer.from(secret.data.token, 'base64').toString('utf8'), `member-${id}`).makeApiClient(CustomObjectsApi));
   });
   const as = (id: string) => clients.get(id) ?? (() => { throw new Error(id); })();
   await pool(ids.map((id, i) => ({ id, i })), 8, async ({ id, i }) => waitFor(`${id} admitted`, async () => {
-    await as(id).createNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), body: {
-      apiVersion: MEMBER_CLUSTER_ANNOUNCE.apiVersion, kind: MEMBER_CLUSTER_ANNOUNCE.kind,
-      metadata: { name: `member-announce-from-${id}`, annotations: { 'touch-ts': new Date().toISOString() } },
-      clusterID: id, clusterSetID: CLUSTERSET_ID, leaderClusterID: 'leader',
-    } }).catch((err: unknown) => { if (httpStatus(err) !== 409) throw err; });
+    await as(id).createNamespacedCustomObject({ ...ref(MEMBER_CLUSTER_ANNOUNCE), body: announceOf(id, new Date().toISOString()) }).catch((err: unknown) => { if (httpStatus(err) !== 409) throw err; });
     await as(id).createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: clusterInfoExport(id, i, [`10.${String(i)}.0.0/16`]) }).catch((err: unknown) => { if (httpStatus(err) !== 409) throw err; });
     return true;
   }, { timeoutMs: 60_000, intervalMs: 250 }));
@@ -236,14 +205,8 @@ current-context: c
   console.log(`  attack and ${String(OBSERVE_MS / 1000)} s after it: ${((performance.now() - attackStart) / 1000).toFixed(1)} s`);
   for (const r of replicas) console.log(`  ${r.name}: max /healthz latency ${r.maxMs.toFixed(0)} ms, answers >= 1 s: ${String(r.slow)}${r.exited === undefined ? '' : `, EXITED with code ${String(r.exited)} (log ${path.join(tmp, `${r.name}.log`)})`}`);
   console.log(`  Lease holder before: ${String(holderBefore)}; after: ${String(holderAfter)}; ${holderBefore === holderAfter ? 'unchanged' : 'CHANGED'}`);
-} finally {
+}, async () => {
   polling.on = false;
-  for (const r of replicas) {
-    if (r.exited === undefined) {
-      r.proc.kill('SIGTERM');
-      await new Promise((resolve) => r.proc.once('exit', resolve));
-    }
-  }
-  await leader.stop();
-  process.exit(process.exitCode ?? 0);
-}
+  for (const r of replicas) if (r.exited === undefined) await r.stop();
+  await leader?.stop();
+});

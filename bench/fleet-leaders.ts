@@ -1,0 +1,163 @@
+// The leaders a simulated fleet (bench/fleet.ts) runs against, each on its own control plane:
+// ours (`leader run` from the COMPILED build with the image's memory settings, behind the chart's
+// admission policies, members' tokens from the product's `leader create-member-token`) and
+// Antrea v2.7's leader controller (antrea-mc-controller built by test/antrea-bins, Antrea's own
+// manifests and webhooks, members' tokens as `antctl mc create membertoken` makes them).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createMemberToken } from '../src/leader/member-token.js';
+import {
+  ANTREA_LEADER_NS, createAntreaLeaderClusterSet, createAntreaMemberToken, installAntreaLeader, startAntreaController, type AntreaController,
+} from '../test/harness/antrea.js';
+import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../test/harness/clusterset.js';
+import { freePort, type ControlPlane } from '../test/harness/control-plane.js';
+import { createNamespace, issueToken, kubectlApply } from '../test/harness/kube.js';
+import { CHART, helmTemplate } from '../test/harness/leader-admission.js';
+import { waitFor } from '../test/harness/wait.js';
+import { agentEntry, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum } from './common.js';
+
+/** Where the chart installs our leader's ServiceAccount. */
+export const RELEASE_NS = 'csa-leader';
+export const LEADER_SA = 'csa-leader-clusterset-agent';
+
+/** What the fleet needs of a leader under test. */
+export interface LeaderUnderTest {
+  readonly kind: 'ours' | 'antrea';
+  /** The leader's user in the audit log. */
+  readonly user: string;
+  /** A token for member `id` with the rights the leader's own tooling gives a member. */
+  memberToken(id: string): Promise<string>;
+  /** Starts the leader process; resolves once it reports ready. */
+  start(label: string): Promise<void>;
+  stop(): Promise<void>;
+  /** The leader process's pid (0 while none runs). */
+  pid(): number;
+  /** Event-loop lag of the last window in ms (prom-client's), where the leader has an event loop. */
+  lag?(): Promise<{ p99: number; max: number } | undefined>;
+  /** The leader's own count of its writes. */
+  writes?(): Promise<number>;
+  /** After a restart: when the leader logged that it had reconciled everything it found. */
+  caughtUp?(): Promise<{ afterMs: number; imports: number; exports: number }>;
+}
+
+/** CPU seconds of `pid`, NaN once it has gone. */
+export const cpuOf = (pid: number) => { try { return cpuSeconds(pid); } catch { return NaN; } };
+
+/**
+ * The chart in mode=leader (admission policies, RBAC) on `cp`, `setupLeader` done before, and a
+ * kubeconfig with the leader's ServiceAccount token; returns its path.
+ */
+export async function installOurLeader(cp: ControlPlane, dir: string, helmArgs: readonly string[] = []): Promise<string> {
+  const admin = cp.adminConfig();
+  await createNamespace(admin, RELEASE_NS);
+  await kubectlApply(cp, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', ...helmArgs]));
+  const token = await issueToken(admin, RELEASE_NS, LEADER_SA, 86_400);
+  const file = path.join(dir, 'leader.kubeconfig');
+  writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [{ name: l, cluster: { server: "${cp.server}", certificate-authority: "${cp.caFile}" } }]
+users: [{ name: u, user: { token: "${token}" } }]
+contexts: [{ name: c, context: { cluster: l, user: u } }]
+current-context: c
+`);
+  return file;
+}
+
+export interface OurLeaderProcess {
+  readonly proc: ChildProcess;
+  readonly healthPort: number;
+  readonly metricsPort: number;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+/** `leader run` from the compiled build as the image runs it; resolves once /healthz answers. */
+export async function spawnOurLeader(kubeconfig: string, dir: string, label: string, options: { elect?: boolean } = {}): Promise<OurLeaderProcess> {
+  const healthPort = await freePort();
+  const metricsPort = await freePort();
+  const logFile = path.join(dir, `${label}.log`);
+  const fds = [openSync(logFile, 'w'), openSync(path.join(dir, `${label}.err`), 'w')] as const;
+  const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'leader', 'run', '--kubeconfig', kubeconfig,
+    '--health-bind-address', `127.0.0.1:${String(healthPort)}`, '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'info'],
+  { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_LEADER_NAMESPACE: LEADER_NS, CSA_NAMESPACE: RELEASE_NS, CSA_LEADER_ELECT: options.elect ? 'true' : 'false' } });
+  for (const fd of fds) closeSync(fd);
+  // A bench that fails must not leave a leader behind.
+  const kill = () => { proc.kill('SIGKILL'); };
+  process.once('exit', kill);
+  await waitFor(`${label} healthz`, async () => {
+    if (proc.exitCode !== null) throw new Error(`${label} exited with code ${String(proc.exitCode)}; see ${logFile}`);
+    return (await fetch(`http://127.0.0.1:${String(healthPort)}/healthz`).then((r) => r.status, () => 0)) === 200;
+  }, { timeoutMs: 120_000, intervalMs: 50 });
+  return {
+    proc, healthPort, metricsPort, logFile,
+    async stop() {
+      process.removeListener('exit', kill);
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await new Promise((resolve) => proc.once('exit', resolve));
+    },
+  };
+}
+
+/** Our leader on `cp` (a fresh control plane): CRDs, namespace, ClusterSet, chart. */
+export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUnderTest> {
+  const admin = cp.adminConfig();
+  await setupLeader(cp);
+  const kubeconfig = await installOurLeader(cp, dir);
+  let current: OurLeaderProcess | undefined;
+  return {
+    kind: 'ours',
+    user: `system:serviceaccount:${RELEASE_NS}:${LEADER_SA}`,
+    memberToken: async (id) => (await createMemberToken(admin, { memberId: id, namespace: LEADER_NS, durationSeconds: 86_400 })).token,
+    async start(label) {
+      current = await spawnOurLeader(kubeconfig, dir, `leader-${label}`);
+      const port = current.healthPort;
+      await waitFor('leader run ready', async () => (await fetch(`http://127.0.0.1:${String(port)}/readyz`).then((r) => r.status, () => 0)) === 200, { timeoutMs: 120_000, intervalMs: 50 });
+    },
+    stop: async () => { await current?.stop(); },
+    pid: () => current?.proc.pid ?? 0,
+    async lag() {
+      if (current === undefined) return undefined;
+      const text = await fetch(`http://127.0.0.1:${String(current.metricsPort)}/metrics`).then(async (r) => r.text(), () => '');
+      const read = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? NaN);
+      const p99 = read('nodejs_eventloop_lag_p99_seconds');
+      return Number.isFinite(p99) ? { p99: p99 * 1000, max: read('nodejs_eventloop_lag_max_seconds') * 1000 } : undefined;
+    },
+    writes: () => metricSum(current?.metricsPort ?? 0, 'clusterset_agent_leader_writes_total'),
+    async caughtUp() {
+      const logFile = current?.logFile ?? '';
+      return waitFor('leader caught up after the restart', () => {
+        const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('leader caught up'));
+        return line === undefined ? undefined : (JSON.parse(line) as { afterMs: number; imports: number; exports: number });
+      }, { timeoutMs: 10 * 60_000, intervalMs: 100 });
+    },
+  };
+}
+
+/**
+ * Antrea's leader on `cp` (a fresh control plane): its manifests as they are, its ClusterSet
+ * (created once the controller runs, as Antrea's docs order it). Its process is started with
+ * the harness's startAntreaController, which resolves once /readyz answers and its webhooks
+ * carry its CA (a few API calls more than ours: token, webhook re-pointing).
+ */
+// The fleet writes in LEADER_NS for both leaders: Antrea's manifests hard-code ANTREA_LEADER_NS, the same name.
+export async function antreaLeader(cp: ControlPlane): Promise<LeaderUnderTest> {
+  await installAntreaLeader(cp);
+  let current: AntreaController | undefined;
+  let clusterSet = false;
+  return {
+    kind: 'antrea',
+    user: `system:serviceaccount:${ANTREA_LEADER_NS}:antrea-mc-controller`,
+    memberToken: (id) => createAntreaMemberToken(cp, id),
+    async start() {
+      current = await startAntreaController(cp, 'leader', { verbosity: 0 });
+      if (!clusterSet) {
+        await createAntreaLeaderClusterSet(cp, CLUSTERSET_ID, 'leader');
+        clusterSet = true;
+      }
+    },
+    stop: async () => { await current?.stop(); },
+    pid: () => current?.pid ?? 0,
+  };
+}
