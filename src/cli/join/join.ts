@@ -11,10 +11,10 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi, type V1ServiceAcco
 import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
 import {
-  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
+  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_CLUSTERSET_UIDS_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
   MANAGED_BY_LABEL, MANAGED_BY_VALUE, mcaName, MEMBER_TOKEN_LABEL,
 } from '../../common/api/names.js';
-import { tokenSecretsOf } from './leave-plan.js';
+import { tokenSecretsOf, withRecordedUid } from './leave-plan.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
 import { MEMBER_ROLE_NAME } from '../../leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
@@ -353,11 +353,19 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   }
   if (plan.addMemberLeader !== undefined) {
     // Only if the ClusterSet is still the one the plan read: a concurrent edit makes the test fail.
+    // The leader's ClusterSet uid is recorded with it, for `leave --leader` to prove that leader.
+    const existing = memberState.clusterSet;
+    const record = existing === undefined || leaderClusterSetUid === undefined ? [] : [
+      existing.metadata?.annotations === undefined
+        ? { op: 'add', path: '/metadata/annotations', value: { [LEADER_CLUSTERSET_UIDS_ANNOTATION]: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) } }
+        : { op: 'add', path: `/metadata/annotations/${LEADER_CLUSTERSET_UIDS_ANNOTATION.replace('/', '~1')}`, value: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) },
+    ];
     await custom.member.patchNamespacedCustomObject({
       ...clusterSetRef(options.memberNamespace), name: options.clusterSet,
       body: [
-        { op: 'test', path: '/metadata/resourceVersion', value: memberState.clusterSet?.metadata?.resourceVersion },
+        { op: 'test', path: '/metadata/resourceVersion', value: existing?.metadata?.resourceVersion },
         { op: 'add', path: '/spec/leaders/-', value: plan.addMemberLeader },
+        ...record,
       ],
     });
     note(`member: added leader ${plan.leaderClusterID} at ${options.leaderServer} to ClusterSet ${options.memberNamespace}/${options.clusterSet}`);
