@@ -352,18 +352,23 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     note(`member: created ClusterSet ${options.memberNamespace}/${options.clusterSet} (member ${options.clusterID}, leader ${plan.leaderClusterID} at ${options.leaderServer})`);
   }
   if (plan.addMemberLeader !== undefined) {
-    // Only if the ClusterSet is still the one the plan read: a concurrent edit makes the test fail.
+    // Only if the ClusterSet still lists the leaders the plan read: an edit in between makes the
+    // test fail. Not its resourceVersion: the agent's status writes change that every beat.
     // The leader's ClusterSet uid is recorded with it, for `leave --leader` to prove that leader.
     const existing = memberState.clusterSet;
+    const recordPath = `/metadata/annotations/${LEADER_CLUSTERSET_UIDS_ANNOTATION.replace('/', '~1')}`;
+    const recorded = existing?.metadata?.annotations?.[LEADER_CLUSTERSET_UIDS_ANNOTATION];
     const record = existing === undefined || leaderClusterSetUid === undefined ? [] : [
+      ...(recorded !== undefined ? [{ op: 'test', path: recordPath, value: recorded }] : []),
       existing.metadata?.annotations === undefined
         ? { op: 'add', path: '/metadata/annotations', value: { [LEADER_CLUSTERSET_UIDS_ANNOTATION]: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) } }
-        : { op: 'add', path: `/metadata/annotations/${LEADER_CLUSTERSET_UIDS_ANNOTATION.replace('/', '~1')}`, value: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) },
+        : { op: 'add', path: recordPath, value: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) },
     ];
     await custom.member.patchNamespacedCustomObject({
       ...clusterSetRef(options.memberNamespace), name: options.clusterSet,
       body: [
-        { op: 'test', path: '/metadata/resourceVersion', value: existing?.metadata?.resourceVersion },
+        { op: 'test', path: '/metadata/uid', value: existing?.metadata?.uid },
+        { op: 'test', path: '/spec/leaders', value: existing?.spec?.leaders ?? [] },
         { op: 'add', path: '/spec/leaders/-', value: plan.addMemberLeader },
         ...record,
       ],
