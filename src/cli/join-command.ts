@@ -11,7 +11,7 @@ import { CLUSTERSET } from '../common/api/antrea.js';
 import { DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
 import { join, JoinFailed, JoinRefused } from './join/join.js';
-import { describeStep, leave } from './join/leave.js';
+import { describeStep, leave, LeaveUsageError } from './join/leave.js';
 import { configureMemberDNS, dnsRefusal, readMemberDNS, unconfigureMemberDNS } from './dns/configure.js';
 import { DEFAULT_MEMBER_NAMESPACE, DEFAULT_SECRET_NAME, leaderCaPem, MemberTokenError, parseDuration } from '../leader/member-token.js';
 import { describeOption, EXIT_USAGE, valueNotAFlag, type CommandIO, type ExitStatus } from './command.js';
@@ -89,7 +89,7 @@ async function report(io: CommandIO, work: () => Promise<number>): Promise<numbe
   try {
     return await work();
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof LeaveUsageError) {
       io.stderr.write(`error: ${err.message}\n`);
       return EXIT_USAGE;
     }
@@ -190,7 +190,7 @@ async function undoMemberDNSWhenUnused(member: KubeConfig, io: CommandIO): Promi
 
 export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
   const command = new Command('leave')
-    .summary("take a member out of a ClusterSet: its ClusterSet and Secret, and its access on the leader")
+    .summary("take a member out of a ClusterSet (or out of one of its leaders): its ClusterSet and Secret, and its access on the leader")
     .description(
       "Undoes join. First proves the leader context is the leader the member ClusterSet names (the leader ClusterSet " +
         "join recorded, or the same server and CA; the same leader ID) and finds the member's ServiceAccount join " +
@@ -199,20 +199,26 @@ export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
         "uses it, then the member's RoleBinding and ServiceAccount on the leader, which voids every token issued for it. It " +
         'deletes only what join created (labelled at create), under a uid precondition; from a RoleBinding join did not ' +
         "create it removes only the member's subject. The leader's ClusterSet and the shared member Role stay. " +
+        'With several leaders, --leader names the one to leave (the one --leader-context reaches): only its entry goes from ' +
+        "spec.leaders (the agent leaves that leader, and leave waits for its status entry to go), then its Secret and the member's " +
+        'access on that leader; the other leaders stay untouched. The last leader\'s leave is the whole leave. ' +
         'Exit codes: 0 left, 1 failed, 2 bad command line, 4 refused (nothing deleted), 5 left but something stays (each named).',
     )
-    .usage('--clusterset NAME [options]');
+    .usage('--clusterset NAME [--leader ID] [options]')
+    .addHelpText('after', '\nExample (a ClusterSet with two leaders, leaving leader-a):\n  clusterset-agent leave --leader-context leader-a --member-context east --clusterset prod --leader leader-a\n');
   const option = sideOptions(command);
   option('--clusterset <name>', 'The ClusterSet to leave; required.');
+  option('--leader <id>', "The leader cluster ID to leave, when the ClusterSet lists several (required then); the others stay.", { default: 'the only leader' });
   option('--wait <seconds|2m>', 'How long to wait for the member ClusterSet to go.', { default: `${String(DEFAULT_WAIT_SECONDS)}s` });
   command.addOption(new Option('--dry-run', 'Check everything and print what would be deleted and changed, write nothing.'));
-  return command.action(async (values: SideFlags & { clusterset?: string; dryRun?: boolean }) => {
+  return command.action(async (values: SideFlags & { clusterset?: string; leader?: string; dryRun?: boolean }) => {
     status.code = await report(io, async () => {
       if (values.clusterset === undefined) throw new UsageError("--clusterset is required (see 'clusterset-agent leave --help')");
       const result = await leave({
         leader: loadKubeConfig(values.leaderKubeconfig, values.leaderContext, 'leader'),
         member: loadKubeConfig(values.memberKubeconfig, values.memberContext, 'member'),
         clusterSet: values.clusterset,
+        leaderClusterID: values.leader,
         memberNamespace: values.memberNamespace ?? DEFAULT_MEMBER_NAMESPACE,
         serviceAccount: values.serviceAccount,
         dryRun: values.dryRun === true,
@@ -226,7 +232,8 @@ export function leaveCommand(io: CommandIO, status: ExitStatus): Command {
       }
       // What join --configure-dns added, once no ClusterSet is left in the member to import for.
       const dns = await undoMemberDNSWhenUnused(loadKubeConfig(values.memberKubeconfig, values.memberContext, 'member'), io);
-      io.stdout.write(`left ClusterSet ${values.clusterset}: ${String(result.removed.length + dns)} object(s) removed or changed\n`);
+      const what = result.leadersLeft.length === 0 ? `ClusterSet ${values.clusterset}` : `leader ${result.target.leaderClusterID} of ClusterSet ${values.clusterset} (its leaders now: ${result.leadersLeft.join(', ')})`;
+      io.stdout.write(`left ${what}: ${String(result.removed.length + dns)} object(s) removed or changed\n`);
       if (result.kept.length === 0) return 0;
       io.stderr.write(`not removed, still in place:\n${stays}`);
       return EXIT_LEFT_INCOMPLETE;

@@ -144,6 +144,7 @@ export class Exporter implements LeaderLink {
     const change = this.link.resume(api);
     if (change === 'stopped') return;
     this.lastApi = api;
+    this.statusWriter.setConnected(this.clusterSet, true);
     this.watch.start(api);
     if (change !== 'started' && change !== 'resumed') return;
     if (change === 'resumed') this.options.logger.info('exports resumed');
@@ -155,6 +156,8 @@ export class Exporter implements LeaderLink {
   pause(why: string): void {
     const left = this.link.pause(why);
     if (left === undefined) return;
+    // What this leader said is stale until it is back: it no longer counts for Conflict.
+    this.statusWriter.setConnected(this.clusterSet, false);
     this.ready = false;
     this.watch.stop();
     if (left === 'active') this.options.logger.warn('exports paused: nothing is written to the leader', { why });

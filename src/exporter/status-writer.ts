@@ -4,6 +4,9 @@
 // other without end. Here every exporter only reports its judgement; the status is the
 // aggregate (`Conflict=True` if any leader refuses, naming which ClusterSets; `Valid` from the
 // local checks) and is written only when that aggregate differs from what the status says.
+// Only connected leaders' verdicts count: a leader's exporter pauses when its leader is lost,
+// and what that leader said before is stale; it neither holds a Conflict nor keeps one from
+// clearing (several leaders per ClusterSet, issue 30).
 import type { MetaCondition } from '../common/api/meta.js';
 import { SERVICE_EXPORT, SERVICE_EXPORT_CONDITION_VALID, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
@@ -85,16 +88,19 @@ function sameCondition(a: Pick<MetaCondition, 'status' | 'reason' | 'message'>, 
 /**
  * The conditions the judgements of every ClusterSet (by name; '' when there is only one, not
  * named) call for, given the `current` ones: `Valid` as the local checks say; `Conflict=True`
- * when any leader refuses, naming the ClusterSets in name order; `Conflict=False` once every
- * leader that judged accepts (only where it was True); nothing about Conflict while no leader
- * has judged. A verdict on an older state of the member than another ClusterSet's counts as
- * not judged ({@link currentVerdicts}). Returns only the conditions that differ from `current`. Pure.
+ * when any connected leader refuses, naming the ClusterSets in name order; `Conflict=False`
+ * once every connected leader accepts (only where it was True); nothing about Conflict while
+ * no connected leader has judged. The judgements of `disconnected` (ClusterSet keys whose
+ * leader is lost) do not count for Conflict. A verdict on an older state of the member than
+ * another ClusterSet's counts as not judged ({@link currentVerdicts}). Returns only the
+ * conditions that differ from `current`. Pure.
  */
-export function changedConditions(judgements: ReadonlyMap<string, Judgement>, current: readonly MetaCondition[]): WantedCondition[] {
-  const entries = currentVerdicts([...judgements.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const first = entries[0]?.[1];
+export function changedConditions(judgements: ReadonlyMap<string, Judgement>, current: readonly MetaCondition[], disconnected: ReadonlySet<string> = new Set()): WantedCondition[] {
+  const sorted = [...judgements.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const first = sorted[0]?.[1];
   if (!first) return [];
   const wanted: WantedCondition[] = [first.valid];
+  const entries = currentVerdicts(sorted.filter(([clusterSet]) => !disconnected.has(clusterSet)));
   const failed = entries.flatMap(([clusterSet, j]) => (j.verdict.kind === 'failed' ? [{ clusterSet, verdict: j.verdict }] : []));
   const conflict = current.find((c) => c.type === SERVICE_EXPORT_CONDITION_CONFLICT);
   if (failed.length > 0) {
@@ -108,7 +114,7 @@ export function changedConditions(judgements: ReadonlyMap<string, Judgement>, cu
         return f.clusterSet === '' ? message : `ClusterSet ${f.clusterSet}: ${message}`;
       }).join('; '), MAX_CONFLICT_MESSAGE_BYTES),
     });
-  } else if (entries.some(([, j]) => j.verdict.kind === 'ok') && conflict?.status === 'True') {
+  } else if (entries.length > 0 && entries.every(([, j]) => j.verdict.kind === 'ok') && conflict?.status === 'True') {
     wanted.push({ type: SERVICE_EXPORT_CONDITION_CONFLICT, status: 'False', reason: EXPORT_REASON.NoConflict, message: '' });
   }
   return wanted.filter((w) => {
@@ -144,6 +150,8 @@ export class ExportStatusWriter {
   /** The status we last wrote per key, and the resourceVersion it was written over (the cache may lag). */
   readonly #written = new Map<string, { readonly baseVersion: string | undefined; readonly conditions: readonly MetaCondition[] }>();
   readonly #queue: WorkQueue;
+  /** ClusterSet keys whose leader is not connected now: their verdicts are stale. */
+  readonly #disconnected = new Set<string>();
   /** Status writes sent, for tests and metrics. */
   writes = 0;
 
@@ -176,6 +184,19 @@ export class ExportStatusWriter {
     this.#queue.add(key);
   }
 
+  /**
+   * `clusterSet`'s leader is connected (its exporter active) or not: while not, its verdicts
+   * do not count for Conflict. Every ServiceExport it judged is looked at again.
+   */
+  setConnected(clusterSet: string, connected: boolean): void {
+    if (connected === !this.#disconnected.has(clusterSet)) return;
+    if (connected) this.#disconnected.delete(clusterSet);
+    else this.#disconnected.add(clusterSet);
+    for (const [key, byClusterSet] of this.#judgements) {
+      if (byClusterSet.has(clusterSet)) this.#queue.add(key);
+    }
+  }
+
   /** Whether `clusterSet` has a judgement of `key`. */
   judges(clusterSet: string, key: string): boolean {
     return this.#judgements.get(key)?.has(clusterSet) ?? false;
@@ -183,6 +204,7 @@ export class ExportStatusWriter {
 
   /** A ClusterSet is gone: its judgements no longer count. */
   forget(clusterSet: string): void {
+    this.#disconnected.delete(clusterSet);
     for (const [key, byClusterSet] of this.#judgements) {
       if (byClusterSet.has(clusterSet)) this.report(clusterSet, key, undefined);
     }
@@ -208,7 +230,7 @@ export class ExportStatusWriter {
     const memo = this.#written.get(key);
     // Our last write may not have reached the cache yet: then it is what the status is.
     const current: readonly MetaCondition[] = memo && memo.baseVersion === baseVersion ? memo.conditions : serviceExport.status?.conditions ?? [];
-    const changed = changedConditions(judgements, current);
+    const changed = changedConditions(judgements, current, this.#disconnected);
     if (changed.length === 0) return undefined;
 
     const now = (this.options.now?.() ?? new Date()).toISOString();

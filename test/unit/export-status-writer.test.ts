@@ -47,6 +47,53 @@ describe('changedConditions', () => {
   });
 });
 
+describe('several leaders: only the connected ones\' verdicts count', () => {
+  const A = 'prod (leader leader-a)';
+  const B = 'prod (leader leader-b)';
+  const refused = [condition('Valid', 'True', 'Succeed', 'the ServiceExport is valid'), condition('Conflict', 'True', 'ImportFailed', `ClusterSet ${A}: ports differ`)];
+  const accepted = [refused[0] as MetaCondition, condition('Conflict', 'False', 'NoConflict', '')];
+
+  it('a disconnected leader\'s stale refusal neither holds a Conflict nor raises one', () => {
+    // leader-a refused, then was lost; leader-b, connected, accepts: the Conflict clears.
+    assert.deepEqual(changedConditions(new Map([[A, failed('ports differ')], [B, ok]]), refused, new Set([A])), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+    // Connected, the same refusal stands.
+    assert.deepEqual(changedConditions(new Map([[A, failed('ports differ')], [B, ok]]), refused), []);
+    // A stale refusal of a lost leader does not turn an accepted export into a Conflict.
+    assert.deepEqual(changedConditions(new Map([[A, failed('ports differ')], [B, ok]]), accepted, new Set([A])), []);
+  });
+
+  it('a Conflict clears only once every connected leader accepted; a disconnected one does not block it', () => {
+    // leader-b (connected) has not judged yet: the Conflict stays.
+    assert.deepEqual(changedConditions(new Map([[A, ok], [B, unknown]]), refused), []);
+    // leader-b lost before it judged: leader-a's acceptance is every connected leader's.
+    assert.deepEqual(changedConditions(new Map([[A, ok], [B, unknown]]), refused, new Set([B])), [{ type: 'Conflict', status: 'False', reason: 'NoConflict', message: '' }]);
+    // Every leader lost: nothing is known; the condition stays as it is, Valid still from the local checks.
+    assert.deepEqual(changedConditions(new Map([[A, failed('ports differ')], [B, ok]]), [], new Set([A, B])), [valid]);
+  });
+
+  it('the writer: a leader that disconnects stops counting, one that comes back counts again', async () => {
+    let status: ServiceExportStatus | undefined = { conditions: refused };
+    const se = (): ServiceExport => ({ metadata: { name: 'web', namespace: 'team-a', resourceVersion: '1', generation: 1 }, ...(status !== undefined && { status }) });
+    const writer = new ExportStatusWriter({
+      serviceExport: () => se(),
+      write: (_se, next) => { status = next; return Promise.resolve(); },
+      events: { record: () => undefined },
+      logger: { warn: () => undefined },
+    });
+    writer.report(A, 'svc/team-a/web', failed('ports differ'));
+    writer.report(B, 'svc/team-a/web', ok);
+    await writer.onIdle();
+    assert.equal(status.conditions?.find((c) => c.type === 'Conflict')?.status, 'True');
+    writer.setConnected(A, false);
+    await writer.onIdle();
+    assert.equal(status.conditions?.find((c) => c.type === 'Conflict')?.status, 'False');
+    writer.setConnected(A, true);
+    await writer.onIdle();
+    assert.equal(status.conditions?.find((c) => c.type === 'Conflict')?.status, 'True');
+    await writer.stop();
+  });
+});
+
 describe('a leader\'s verdict message is untrusted text', () => {
   const huge = `ports differ (cluster west: ${Array.from({ length: 30_000 }, (_, i) => `p${String(i)}:${String(i + 1)}/TCP`).join(', ')})`;
 

@@ -6,9 +6,12 @@ import { describe, it } from 'node:test';
 import type { V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
 import type { ClusterSet } from '../../src/common/api/antrea.js';
 import {
-  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SERVICE_ACCOUNT_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE,
+  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_CLUSTERSET_UIDS_ANNOTATION, LEADER_SERVICE_ACCOUNT_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE,
 } from '../../src/common/api/names.js';
-import { accessRefusals, describeStep, isOwnAnnounce, leaveTarget, planLeave, tokenSecretsOf, type LeaveObservation } from '../../src/cli/join/leave-plan.js';
+import {
+  accessRefusals, describeStep, isOwnAnnounce, leaderToLeave, leaveTarget, planLeave, recordedLeaderUid, removeLeaderPatch, tokenSecretsOf, withRecordedUid,
+  type LeaveObservation,
+} from '../../src/cli/join/leave-plan.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const OTHER_CA = '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n';
@@ -139,5 +142,76 @@ describe('join: the token Secrets a rotation revokes', () => {
   it("every earlier one join made for the account, never the current one, never one without join's label", () => {
     const secrets = [tokenSecret('a-token-1', 'a', 'sa'), tokenSecret('a-token-2', 'a', 'sa'), tokenSecret('a-token-3', 'a', 'sa', {}), tokenSecret('b-token-1', 'b', 'sa')];
     assert.deepEqual(tokenSecretsOf(secrets, 'a', 'uid-a-token-2').map((x) => x.name), ['a-token-1']);
+  });
+});
+
+describe('leave --leader: one leader of several', () => {
+  const SERVER_B = 'https://10.0.0.2:6443';
+  /** The member ClusterSet after join created it with `leader` and then added `leader-b`. */
+  const twoLeaders = (): ClusterSet => {
+    const first = memberCS();
+    const withB: ClusterSet = { ...first, spec: { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [...(first.spec?.leaders ?? []), { clusterID: 'leader-b', server: SERVER_B, secret: 'leader-b-token' }] } };
+    return { ...withB, metadata: { ...withB.metadata, annotations: { ...withB.metadata?.annotations, [LEADER_CLUSTERSET_UIDS_ANNOTATION]: withRecordedUid(first, 'leader-b', 'uid-prod-b') } } };
+  };
+  const onB = (over: Partial<LeaveObservation> = {}, leader: Partial<LeaveObservation['leader']> = {}) => observation({
+    clusterSet: twoLeaders(), leaderIndex: 1,
+    secret: { uid: 'uid-secret-b', labels: managed, annotations: { [LEADER_SERVICE_ACCOUNT_ANNOTATION]: 'member-east' }, caPem: OTHER_CA, token: undefined }, ...over,
+  }, { server: SERVER_B, caPem: OTHER_CA, clusterSet: leaderCS('uid-prod-b', 'leader-b'), ...leader });
+
+  it('names the leader: the only one without the flag, the one --leader names, else a usage error listing the leaders', () => {
+    assert.deepEqual(leaderToLeave(memberCS(), undefined, 'clusterset-agent'), { index: 0, last: true });
+    assert.deepEqual(leaderToLeave(memberCS(), 'leader', 'clusterset-agent'), { index: 0, last: true });
+    assert.deepEqual(leaderToLeave(twoLeaders(), 'leader-b', 'clusterset-agent'), { index: 1, last: false });
+    assert.deepEqual(leaderToLeave(twoLeaders(), 'nope', 'clusterset-agent'), { problem: 'ClusterSet clusterset-agent/prod lists no leader "nope"; its leaders: leader, leader-b' });
+    assert.match((leaderToLeave(twoLeaders(), undefined, 'clusterset-agent') as { problem: string }).problem, /lists 2 leaders \(leader, leader-b\): pass --leader <id>/);
+  });
+
+  it("proves the leader context by that leader's own record, and refuses the other leader's context", () => {
+    assert.equal(recordedLeaderUid(twoLeaders(), 0), 'uid-prod');
+    assert.equal(recordedLeaderUid(twoLeaders(), 1), 'uid-prod-b');
+    assert.deepEqual(leaveTarget(onB()).refusals, []);
+    // The first leader's context given for leader-b: its ClusterSet names another leader.
+    assert.match(leaveTarget(onB({}, { server: SERVER, caPem: CA, clusterSet: leaderCS() })).refusals.join('\n'), /says the leader is "leader", the member's names "leader-b"/);
+    // A leader-b of another ClusterSet (another uid) is refused.
+    assert.match(leaveTarget(onB({}, { clusterSet: leaderCS('uid-elsewhere', 'leader-b') })).refusals.join('\n'), /join recorded uid-prod-b/);
+    // The account: the ClusterSet's record is the first leader's, so leader-b's comes from its Secret.
+    assert.equal(leaveTarget(onB()).serviceAccount, 'member-east');
+    assert.equal(leaveTarget(onB()).serviceAccountFrom, 'the Secret join wrote');
+  });
+
+  it("takes out only that leader's entry, its Secret and its access: the ClusterSet stays", () => {
+    const o = onB();
+    const plan = planLeave(o, leaveTarget(o), { serviceAccount: sa('member-east'), roleBinding: binding('member-east', ['member-east']), tokenSecrets: [tokenSecret('member-east-token-1', 'member-east', 'uid-member-east')] });
+    assert.deepEqual(plan.steps.map((s) => `${s.side}: ${s.action} ${s.kind} ${s.name} ${s.uid ?? ''}`), [
+      'member: remove-leader ClusterSet prod uid-member-cs', 'member: delete Secret leader-b-token uid-secret-b', 'leader: delete RoleBinding member-east uid-rb-member-east',
+      'leader: delete Secret member-east-token-1 uid-member-east-token-1', 'leader: delete ServiceAccount member-east uid-member-east',
+    ]);
+    const step = plan.steps[0];
+    assert.ok(step !== undefined);
+    assert.match(describeStep(step), /member: remove leader leader-b from spec\.leaders of ClusterSet clusterset-agent\/prod .*the other leaders stay/);
+    assert.deepEqual(step.patch, [
+      { op: 'test', path: '/metadata/uid', value: 'uid-member-cs' },
+      { op: 'test', path: '/spec/leaders/1', value: { clusterID: 'leader-b', server: SERVER_B, secret: 'leader-b-token' } },
+      { op: 'remove', path: '/spec/leaders/1' },
+      { op: 'test', path: '/metadata/annotations/multicluster.clusterset-agent.io~1leader-clusterset-uids', value: '{"leader":"uid-prod","leader-b":"uid-prod-b"}' },
+      { op: 'replace', path: '/metadata/annotations/multicluster.clusterset-agent.io~1leader-clusterset-uids', value: '{"leader":"uid-prod"}' },
+    ]);
+  });
+
+  it("the first leader's removal hands the single records to the next leader", () => {
+    const patch = removeLeaderPatch(twoLeaders(), 0);
+    const uidKey = '/metadata/annotations/multicluster.clusterset-agent.io~1leader-clusterset-uid';
+    assert.deepEqual(patch.filter((p) => p.path === uidKey), [{ op: 'test', path: uidKey, value: 'uid-prod' }, { op: 'replace', path: uidKey, value: 'uid-prod-b' }]);
+    assert.deepEqual(patch.filter((p) => p.path.endsWith('leader-service-account')).map((p) => p.op), ['test', 'remove']);
+    assert.ok(patch.some((p) => p.op === 'remove' && p.path === '/spec/leaders/0'));
+  });
+
+  it("a Secret another leader of the same ClusterSet names stays; the last leader's leave deletes the ClusterSet", () => {
+    const shared = onB({ secretSharedWith: ['prod (leader leader)'] });
+    const plan = planLeave(shared, leaveTarget(shared), { serviceAccount: undefined, roleBinding: undefined, tokenSecrets: [] });
+    assert.deepEqual(plan.steps.map((s) => s.action), ['remove-leader']);
+    assert.match(plan.notes.join(), /keeping Secret clusterset-agent\/leader-b-token: ClusterSet prod \(leader leader\) uses it/);
+    const last = observation();
+    assert.deepEqual(planLeave(last, leaveTarget(last), { serviceAccount: undefined, roleBinding: undefined, tokenSecrets: [] }).steps.map((s) => `${s.action} ${s.kind}`), ['delete ClusterSet', 'delete Secret']);
   });
 });

@@ -56,6 +56,28 @@ describe('status report: member', () => {
     assert.equal(member().leaders, undefined, 'one leader: the report is as before');
   });
 
+  it("several leaders: each leader's token expiry from its own Secret, the one expiring soon named", () => {
+    const cs: ClusterSet = {
+      ...memberCS({ status: 'True', reason: 'Connected' }),
+      spec: { clusterID: 'east', namespace: 'antrea-multicluster', leaders: [
+        { clusterID: 'leader-a', server: 'https://a:6443', secret: 'a-token' }, { clusterID: 'leader-b', server: 'https://b:6443', secret: 'b-token' },
+      ] },
+    };
+    const r = member({
+      clusterSet: cs,
+      token: { value: jwt({ exp: NOW / 1000 + 30 * 86_400 }) },
+      leaderTokens: { 'b-token': { value: jwt({ exp: NOW / 1000 + 2 * 86_400 }) } },
+    });
+    assert.deepEqual(r.leaders?.map((l) => [l.clusterID, l.credential.secret, l.credential.expiresInSeconds]), [['leader-a', 'a-token', 30 * 86_400], ['leader-b', 'b-token', 2 * 86_400]]);
+    assert.deepEqual(r.problems.filter((p) => p.includes('token')), ['leader leader-b: the leader token in Secret b-token expires in 2d: issue a new one (leader create-member-token)']);
+    const text = renderReports([r]);
+    assert.match(text, /\n {4}leader-a at https:\/\/a:6443: .*\n {6}credential: Secret a-token, expires 2027-01-02T12:00:00Z \(in 30d\)/);
+    assert.match(text, /\n {4}leader-b at https:\/\/b:6443: .*\n {6}credential: Secret b-token, expires 2026-12-05T12:00:00Z \(in 2d\)/);
+    // A leader whose Secret could not be read says so in its own entry.
+    const unread = member({ clusterSet: cs, leaderTokens: { 'b-token': { problem: 'Secret clusterset-agent/b-token does not exist' } } });
+    assert.ok(unread.problems.includes('leader leader-b: credential: Secret clusterset-agent/b-token does not exist'), unread.problems.join('\n'));
+  });
+
   it('a healthy member with a rejected import needs attention for the rejection only', () => {
     const r = member();
     assert.equal(r.ready?.status, 'True');

@@ -11,10 +11,10 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi, type V1ServiceAcco
 import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
 import {
-  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
+  CLUSTER_ID_ANNOTATION, LEADER_CLUSTERSET_UID_ANNOTATION, LEADER_CLUSTERSET_UIDS_ANNOTATION, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, LEADER_SERVICE_ACCOUNT_ANNOTATION,
   MANAGED_BY_LABEL, MANAGED_BY_VALUE, mcaName, MEMBER_TOKEN_LABEL,
 } from '../../common/api/names.js';
-import { tokenSecretsOf } from './leave-plan.js';
+import { tokenSecretsOf, withRecordedUid } from './leave-plan.js';
 import { describeError, httpStatus, isNotFound, isTlsVerificationError, networkErrorCode } from '../../common/kube/errors.js';
 import { MEMBER_ROLE_NAME } from '../../leader/decisions/member-role.js';
 import { createMemberToken, MemberTokenError } from '../../leader/member-token.js';
@@ -352,12 +352,25 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     note(`member: created ClusterSet ${options.memberNamespace}/${options.clusterSet} (member ${options.clusterID}, leader ${plan.leaderClusterID} at ${options.leaderServer})`);
   }
   if (plan.addMemberLeader !== undefined) {
-    // Only if the ClusterSet is still the one the plan read: a concurrent edit makes the test fail.
+    // Only if the ClusterSet still lists the leaders the plan read: an edit in between makes the
+    // test fail. Not its resourceVersion: the agent's status writes change that every beat.
+    // The leader's ClusterSet uid is recorded with it, for `leave --leader` to prove that leader.
+    const existing = memberState.clusterSet;
+    const recordPath = `/metadata/annotations/${LEADER_CLUSTERSET_UIDS_ANNOTATION.replace('/', '~1')}`;
+    const recorded = existing?.metadata?.annotations?.[LEADER_CLUSTERSET_UIDS_ANNOTATION];
+    const record = existing === undefined || leaderClusterSetUid === undefined ? [] : [
+      ...(recorded !== undefined ? [{ op: 'test', path: recordPath, value: recorded }] : []),
+      existing.metadata?.annotations === undefined
+        ? { op: 'add', path: '/metadata/annotations', value: { [LEADER_CLUSTERSET_UIDS_ANNOTATION]: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) } }
+        : { op: 'add', path: recordPath, value: withRecordedUid(existing, plan.leaderClusterID, leaderClusterSetUid) },
+    ];
     await custom.member.patchNamespacedCustomObject({
       ...clusterSetRef(options.memberNamespace), name: options.clusterSet,
       body: [
-        { op: 'test', path: '/metadata/resourceVersion', value: memberState.clusterSet?.metadata?.resourceVersion },
+        { op: 'test', path: '/metadata/uid', value: existing?.metadata?.uid },
+        { op: 'test', path: '/spec/leaders', value: existing?.spec?.leaders ?? [] },
         { op: 'add', path: '/spec/leaders/-', value: plan.addMemberLeader },
+        ...record,
       ],
     });
     note(`member: added leader ${plan.leaderClusterID} at ${options.leaderServer} to ClusterSet ${options.memberNamespace}/${options.clusterSet}`);

@@ -5,6 +5,10 @@
 // its Secret, the announce if the agent could not withdraw it, then the member's RoleBinding
 // and ServiceAccount on the leader, which voids every token issued for it. Every delete is of
 // an object read and judged ours, under its uid; whatever stays is named.
+//
+// With several leaders, `--leader` names the one to leave: its entry is removed from the member
+// ClusterSet instead (the agent leaves that leader: announce and exports withdrawn; leave waits
+// for the status to drop it), then its Secret and the member's access on that leader.
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
 import { MEMBER_CLUSTER_ANNOUNCE, type ClusterSet, type MemberClusterAnnounce } from '../../common/api/antrea.js';
 import { LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName, MEMBER_TOKEN_LABEL } from '../../common/api/names.js';
@@ -12,7 +16,7 @@ import { describeError, httpStatus, isConflict, isNotFound } from '../../common/
 import { leaderCaPem } from '../../leader/member-token.js';
 import { clusterSetRef, JoinFailed, JoinRefused, orUndefined } from './join.js';
 import {
-  accessRefusals, describeStep, isOwnAnnounce, leaveTarget, planLeave,
+  accessRefusals, describeStep, isOwnAnnounce, leaderToLeave, leaveTarget, planLeave,
   type LeaveObservation, type LeavePlan, type LeaveStep, type LeaveTarget,
 } from './leave-plan.js';
 
@@ -20,6 +24,8 @@ export interface LeaveOptions {
   readonly leader: KubeConfig;
   readonly member: KubeConfig;
   readonly clusterSet: string;
+  /** `--leader`: the leader to leave, required when the ClusterSet lists several. */
+  readonly leaderClusterID?: string | undefined;
   readonly memberNamespace: string;
   /** Only for a membership join did not record: the account is otherwise read from what join wrote. */
   readonly serviceAccount: string | undefined;
@@ -35,7 +41,12 @@ export interface LeaveResult {
   readonly removed: readonly string[];
   /** What stays, each with why (the plan's, and any delete that found the object replaced). */
   readonly kept: readonly string[];
+  /** With several leaders: the leaders the ClusterSet keeps (empty: the ClusterSet went). */
+  readonly leadersLeft: readonly string[];
 }
+
+/** The command line does not say which leader to leave, or names one not listed: exit 2, nothing read further. */
+export class LeaveUsageError extends Error {}
 
 const preconditions = (uid: string | undefined) => (uid === undefined ? {} : { body: { preconditions: { uid } } });
 
@@ -48,14 +59,17 @@ async function waitGone(read: () => Promise<unknown>, what: string, seconds: num
   }
 }
 
-async function observe(options: LeaveOptions, cs: ClusterSet): Promise<LeaveObservation> {
+async function observe(options: LeaveOptions, cs: ClusterSet, leaderIndex: number): Promise<LeaveObservation> {
   const core = options.member.makeApiClient(CoreV1Api);
   const custom = options.member.makeApiClient(CustomObjectsApi);
-  const secretName = cs.spec?.leaders[0]?.secret ?? '';
+  const secretName = cs.spec?.leaders[leaderIndex]?.secret ?? '';
   const secret = secretName === '' ? undefined : await orUndefined(() => core.readNamespacedSecret({ namespace: options.memberNamespace, name: secretName }));
   const decode = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
   const all = ((await custom.listNamespacedCustomObject(clusterSetRef(options.memberNamespace))) as { items: ClusterSet[] }).items;
-  const sharedWith = all.filter((o) => o.metadata?.name !== options.clusterSet && (o.spec?.leaders ?? []).some((l) => l.secret === secretName)).map((o) => o.metadata?.name ?? '');
+  const sharedWith = [
+    ...all.filter((o) => o.metadata?.name !== options.clusterSet && (o.spec?.leaders ?? []).some((l) => l.secret === secretName)).map((o) => o.metadata?.name ?? ''),
+    ...(cs.spec?.leaders ?? []).filter((l, i) => i !== leaderIndex && l.secret === secretName).map((l) => `${options.clusterSet} (leader ${l.clusterID ?? ''})`),
+  ];
   let caPem: string | undefined;
   try {
     caPem = leaderCaPem(options.leader);
@@ -75,6 +89,7 @@ async function observe(options: LeaveOptions, cs: ClusterSet): Promise<LeaveObse
   return {
     memberNamespace: options.memberNamespace,
     clusterSet: cs,
+    leaderIndex,
     secret: secret === undefined ? undefined : {
       uid: secret.metadata?.uid ?? '',
       labels: secret.metadata?.labels ?? {},
@@ -111,7 +126,9 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   if (cs === undefined) throw new JoinRefused([`the member has no ClusterSet ${options.memberNamespace}/${options.clusterSet}: nothing to leave`]);
 
   // Every check before the first delete.
-  const observation = await observe(options, cs);
+  const choice = leaderToLeave(cs, options.leaderClusterID, options.memberNamespace);
+  if ('problem' in choice) throw new LeaveUsageError(choice.problem);
+  const observation = await observe(options, cs, choice.index);
   const target = leaveTarget(observation);
   if (target.refusals.length > 0) throw new JoinRefused(target.refusals);
   options.progress(`the member's ServiceAccount on the leader is ${target.leaderNamespace}/${target.serviceAccount} (from ${target.serviceAccountFrom})`);
@@ -126,7 +143,8 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   if (refused.length > 0) throw new JoinRefused(refused);
   const plan = planLeave(observation, target, access);
   for (const note of plan.notes) options.progress(note);
-  if (options.dryRun) return { target, plan, removed: [], kept: plan.kept };
+  const leadersLeft = choice.last ? [] : (cs.spec?.leaders ?? []).filter((_, i) => i !== choice.index).map((l) => l.clusterID ?? '');
+  if (options.dryRun) return { target, plan, removed: [], kept: plan.kept, leadersLeft };
 
   const removed: string[] = [];
   const kept = [...plan.kept];
@@ -149,7 +167,12 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   };
 
   for (const step of plan.steps) {
-    if (step.kind === 'ClusterSet') {
+    if (step.action === 'remove-leader') {
+      // The agent leaves that leader (announce and exports withdrawn) and drops its status entry.
+      await removeLeader(custom, ref, step, options.waitSeconds, options.progress);
+      did(`member: removed leader ${step.leader ?? ''} from spec.leaders of ClusterSet ${options.memberNamespace}/${options.clusterSet}`);
+      await withdrawAnnounce(leaderCustom, target, options.clusterSet, did);
+    } else if (step.kind === 'ClusterSet') {
       // The agent withdraws its announce and exports, then lets it go.
       if (cs.metadata?.deletionTimestamp === undefined) await del(step, () => custom.deleteNamespacedCustomObject({ ...ref, ...preconditions(step.uid) }));
       await waitGone(() => custom.getNamespacedCustomObject(ref), `ClusterSet ${options.memberNamespace}/${options.clusterSet}`, options.waitSeconds, options.progress);
@@ -167,7 +190,36 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
       await del(step, () => leaderCore.deleteNamespacedServiceAccount({ namespace: step.namespace, name: step.name, ...preconditions(step.uid) }), '; every token issued for it is void');
     }
   }
-  return { target, plan, removed, kept };
+  return { target, plan, removed, kept, leadersLeft };
+}
+
+type ClusterSetRef = ReturnType<typeof clusterSetRef> & { name: string };
+
+/**
+ * Takes one leader out of the member ClusterSet under the plan's tests, then waits until the
+ * agent has left it: a status of the new generation without that leader's entry.
+ */
+async function removeLeader(custom: CustomObjectsApi, ref: ClusterSetRef, step: LeaveStep, seconds: number, progress: (line: string) => void): Promise<void> {
+  let patched: ClusterSet;
+  try {
+    patched = (await custom.patchNamespacedCustomObject({ ...ref, body: step.patch ?? [] })) as ClusterSet;
+  } catch (err) {
+    // A failed JSON-patch test is 422: the ClusterSet changed since leave read it.
+    if (httpStatus(err) === 422 || isConflict(err)) throw new JoinFailed(`ClusterSet ${ref.namespace}/${ref.name} changed since leave read it: nothing removed; run leave again`);
+    throw new JoinFailed(`removing leader ${step.leader ?? ''} from ClusterSet ${ref.namespace}/${ref.name} failed: ${describeError(err)}`);
+  }
+  const generation = patched.metadata?.generation ?? 0;
+  const left = (cs: ClusterSet | undefined) => cs !== undefined && (cs.status?.observedGeneration ?? 0) >= generation &&
+    !(cs.status?.clusterStatuses ?? []).some((c) => c.clusterID === step.leader);
+  const deadline = Date.now() + seconds * 1000;
+  progress(`waiting for the agent to leave leader ${step.leader ?? ''}`);
+  while (!left(await orUndefined(async () => (await custom.getNamespacedCustomObject(ref)) as ClusterSet))) {
+    if (Date.now() >= deadline) {
+      throw new JoinFailed(`the agent has not left leader ${step.leader ?? ''} after ${String(seconds)} s (its status still lists it): is the agent running in the member? ` +
+        "The leader is out of spec.leaders; its Secret and this member's access on that leader stay until the agent has left it");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** The member's announce, when the agent could not withdraw it: only if it is this member's in this ClusterSet, under its uid. */

@@ -69,8 +69,14 @@ async function clusterSetEvents(core: CoreV1Api, cs: ClusterSet): Promise<EventI
   return res.items;
 }
 
-async function memberToken(core: CoreV1Api, cs: ClusterSet): Promise<MemberInput['token']> {
-  const secret = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '')?.secret ?? '';
+/** The token of each leader's Secret beyond the first, by Secret name (several leaders). */
+async function leaderTokens(core: CoreV1Api, cs: ClusterSet): Promise<NonNullable<MemberInput['leaderTokens']>> {
+  const listed = (cs.spec?.leaders ?? []).filter((l) => (l.server ?? '') !== '');
+  if (listed.length < 2) return {};
+  return Object.fromEntries(await Promise.all(listed.slice(1).map(async (l) => [l.secret ?? '', await memberToken(core, cs, l.secret ?? '')] as const)));
+}
+
+async function memberToken(core: CoreV1Api, cs: ClusterSet, secret = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '')?.secret ?? ''): Promise<MemberInput['token']> {
   const namespace = cs.metadata?.namespace ?? '';
   if (secret === '') return { problem: 'the ClusterSet names no Secret' };
   try {
@@ -110,15 +116,16 @@ export async function collectReports(kc: KubeConfig, options: CollectOptions = {
     const namespace = cs.metadata?.namespace ?? '';
     try {
       if (isMemberClusterSet(cs)) {
-        const [token, events, serviceExports, agentPods] = await Promise.all([
+        const [token, tokens, events, serviceExports, agentPods] = await Promise.all([
           memberToken(core, cs),
+          leaderTokens(core, cs),
           clusterSetEvents(core, cs),
           // Every ServiceExport of the cluster is exported to each of its ClusterSets.
           serviceExportsIfServed(custom),
           // The chart runs the agent in the ClusterSets' namespace.
           readAgentPodProblems(kc, AGENT_POD_SELECTOR, namespace),
         ]);
-        reports.push(memberReport({ clusterSet: cs, token, events, serviceExports, agentPods, nowMs, ...stale }));
+        reports.push(memberReport({ clusterSet: cs, token, leaderTokens: tokens, events, serviceExports, agentPods, nowMs, ...stale }));
       } else {
         const [announces, exports, imports, events, leaderPods, memberIds] = await Promise.all([
           listIfServed<MemberClusterAnnounce>(custom, MEMBER_CLUSTER_ANNOUNCE, namespace),

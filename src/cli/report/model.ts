@@ -58,6 +58,8 @@ export interface LeaderView {
   readonly isLeader: ConditionView | undefined;
   readonly lastHeartbeat: string | undefined;
   readonly lastHeartbeatAgeSeconds: number | undefined;
+  /** The token in this leader's own Secret: each leader's expires on its own. */
+  readonly credential: CredentialView;
 }
 
 export interface MemberClusterSetReport {
@@ -131,6 +133,8 @@ export interface MemberInput {
   readonly clusterSet: ClusterSet;
   /** The Secret's `token` (decoded), or a reason it could not be read. */
   readonly token: { readonly value: string } | { readonly problem: string };
+  /** With several leaders: each leader's Secret's token by Secret name (the first's is `token`). */
+  readonly leaderTokens?: Readonly<Record<string, { readonly value: string } | { readonly problem: string }>>;
   readonly events: readonly EventInput[];
   readonly serviceExports: readonly ServiceExport[];
   /** Why the chart's agent Pods in this namespace are not running (agent-pods.ts), one line each. */
@@ -295,12 +299,9 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
     problems.push(`last heartbeat ${humanSeconds(newestAge)} ago (${newestBeat ?? ''}), over ${humanSeconds(staleAfter)}, while Ready still says True: the agent is not running, or cannot write its status`);
   }
   problems.push(...warningConditions(cs.status?.conditions ?? []));
-  if (credential.problem !== undefined) problems.push(`credential: ${credential.problem}`);
-  else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds <= 0) {
-    problems.push(`the leader token in Secret ${credential.secret} expired ${humanSeconds(credential.expiresInSeconds)} ago: issue a new one (leader create-member-token)`);
-  } else if (credential.expiresInSeconds !== undefined && credential.expiresInSeconds < CREDENTIAL_WARNING_SECONDS) {
-    problems.push(`the leader token in Secret ${credential.secret} expires in ${humanSeconds(credential.expiresInSeconds)}: issue a new one (leader create-member-token)`);
-  }
+  const leaders = listed.length > 1 ? listed.map((l, i) => leaderView(cs, l, i === 0 ? input.token : input.leaderTokens?.[l.secret ?? ''], nowMs)) : undefined;
+  if (leaders === undefined) problems.push(...credentialProblems(credential, ''));
+  else for (const l of leaders) problems.push(...credentialProblems(l.credential, `leader ${l.clusterID}: `));
   if (imports.rejected > 0) problems.push(`${imports.rejected} import(s) rejected by the member's import policy`);
   if (imports.conflicts > 0) problems.push(`${imports.conflicts} import(s) conflict with objects the agent does not own`);
   for (const e of exports) {
@@ -322,13 +323,23 @@ export function memberReport(input: MemberInput): MemberClusterSetReport {
     warnings: foldWarnings(input.events),
     exports,
     problems,
-    ...(listed.length > 1 ? { leaders: listed.map((l) => leaderView(cs, l, nowMs)) } : {}),
+    ...(leaders !== undefined ? { leaders } : {}),
   };
 }
 
-function leaderView(cs: ClusterSet, leader: { clusterID?: string; server?: string }, nowMs: number): LeaderView {
+/** What a leader token's expiry calls for: nothing, a warning within 7 days, or an expired token. */
+function credentialProblems(credential: CredentialView, prefix: string): string[] {
+  if (credential.problem !== undefined) return [`${prefix}credential: ${credential.problem}`];
+  const left = credential.expiresInSeconds;
+  if (left !== undefined && left <= 0) return [`${prefix}the leader token in Secret ${credential.secret} expired ${humanSeconds(left)} ago: issue a new one (leader create-member-token)`];
+  if (left !== undefined && left < CREDENTIAL_WARNING_SECONDS) return [`${prefix}the leader token in Secret ${credential.secret} expires in ${humanSeconds(left)}: issue a new one (leader create-member-token)`];
+  return [];
+}
+
+function leaderView(cs: ClusterSet, leader: { clusterID?: string; server?: string; secret?: string }, token: MemberInput['token'] | undefined, nowMs: number): LeaderView {
   const status = cs.status?.clusterStatuses?.find((s) => s.clusterID === leader.clusterID);
   return {
+    credential: credentialView(leader.secret ?? '', token ?? { problem: `Secret ${leader.secret ?? ''} was not read` }, nowMs),
     clusterID: leader.clusterID ?? '',
     server: leader.server ?? '',
     ready: conditionView(status?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),

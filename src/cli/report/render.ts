@@ -1,6 +1,6 @@
 // `clusterset-agent status` as text: one block per ClusterSet, problems first, so the answer
 // to "is it working, and if not why" is the first thing on the screen. Pure.
-import { humanSeconds, type ClusterSetReport, type ConditionView, type EventView, type LeaderClusterSetReport, type MemberClusterSetReport } from './model.js';
+import { humanSeconds, type ClusterSetReport, type ConditionView, type CredentialView, type EventView, type LeaderClusterSetReport, type MemberClusterSetReport } from './model.js';
 
 function condition(c: ConditionView | undefined): string {
   if (c === undefined) return 'unknown (no condition yet)';
@@ -28,6 +28,12 @@ function problems(lines: string[], report: ClusterSetReport): void {
   for (const p of report.problems) lines.push(`    - ${p}`);
 }
 
+function expiry(c: CredentialView): string {
+  return c.problem !== undefined ? c.problem
+    : c.expiresAt === undefined ? 'no expiry in the token'
+      : `expires ${c.expiresAt} (${c.expiresInSeconds !== undefined && c.expiresInSeconds <= 0 ? `expired ${humanSeconds(c.expiresInSeconds)} ago` : `in ${humanSeconds(c.expiresInSeconds ?? 0)}`})`;
+}
+
 function member(r: MemberClusterSetReport): string[] {
   const lines = [`ClusterSet ${r.namespace}/${r.name} (member ${r.clusterID || '(from ClusterClaim)'})`];
   problems(lines, r);
@@ -39,13 +45,13 @@ function member(r: MemberClusterSetReport): string[] {
   if (r.leaders !== undefined) {
     const connected = r.leaders.filter((l) => l.ready?.status === 'True' && l.isLeader?.status === 'True').length;
     lines.push(`  Leaders:    ${connected}/${r.leaders.length} connected`);
-    for (const l of r.leaders) lines.push(`    ${l.clusterID} at ${l.server}: Ready ${condition(l.ready)}, last beat ${l.lastHeartbeat ?? 'never'}${ago(l.lastHeartbeatAgeSeconds)}`);
+    for (const l of r.leaders) {
+      lines.push(`    ${l.clusterID} at ${l.server}: Ready ${condition(l.ready)}, last beat ${l.lastHeartbeat ?? 'never'}${ago(l.lastHeartbeatAgeSeconds)}`);
+      lines.push(`      credential: Secret ${l.credential.secret}, ${expiry(l.credential)}`);
+    }
+  } else {
+    lines.push(`  Credential: Secret ${r.credential.secret}, ${expiry(r.credential)}`);
   }
-  const c = r.credential;
-  const expiry = c.problem !== undefined ? c.problem
-    : c.expiresAt === undefined ? 'no expiry in the token'
-      : `expires ${c.expiresAt} (${c.expiresInSeconds !== undefined && c.expiresInSeconds <= 0 ? `expired ${humanSeconds(c.expiresInSeconds)} ago` : `in ${humanSeconds(c.expiresInSeconds ?? 0)}`})`;
-  lines.push(`  Credential: Secret ${c.secret}, ${expiry}`);
   lines.push(`  Imports:    ${r.imports.total} imported, ${r.imports.rejected} rejected, ${r.imports.conflicts} conflicting`);
   if (r.exports.length === 0) lines.push('  Exports:    none (no ServiceExport in this cluster)');
   else {

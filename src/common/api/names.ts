@@ -182,6 +182,12 @@ export const LEADER_SERVICE_ACCOUNT_ANNOTATION = 'multicluster.clusterset-agent.
  */
 export const LEADER_CLUSTERSET_UID_ANNOTATION = 'multicluster.clusterset-agent.io/leader-clusterset-uid';
 /**
+ * On the member ClusterSet `join` writes, with several leaders: a JSON object from each leader's
+ * cluster ID to the UID of its ClusterSet join joined, so `leave --leader` proves each leader
+ * context on its own ({@link LEADER_CLUSTERSET_UID_ANNOTATION} is the first leader's).
+ */
+export const LEADER_CLUSTERSET_UIDS_ANNOTATION = 'multicluster.clusterset-agent.io/leader-clusterset-uids';
+/**
  * Label (value: the member's cluster ID) on the leader-side Secret `join` binds each member token
  * to: deleting the Secret revokes the token, which is how a rotation voids the previous one.
  */
