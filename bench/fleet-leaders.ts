@@ -4,7 +4,7 @@
 // Antrea v2.7's leader controller (antrea-mc-controller built by test/antrea-bins, Antrea's own
 // manifests and webhooks, members' tokens as `antctl mc create membertoken` makes them).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createMemberToken } from '../src/leader/member-token.js';
 import {
@@ -12,14 +12,13 @@ import {
 } from '../test/harness/antrea.js';
 import { CLUSTERSET_ID, LEADER_NS, setupLeader } from '../test/harness/clusterset.js';
 import { freePort, type ControlPlane } from '../test/harness/control-plane.js';
-import { createNamespace, issueToken, kubectlApply } from '../test/harness/kube.js';
-import { CHART, helmTemplate } from '../test/harness/leader-admission.js';
+import { CHART_LEADER_NS, CHART_LEADER_SA, installChartLeader } from '../test/harness/leader-admission.js';
 import { waitFor } from '../test/harness/wait.js';
 import { agentEntry, cpuSeconds, IMAGE_ENV, IMAGE_NODE_ARGS, IMAGE_NODE_OPTIONS, metricSum } from './common.js';
 
 /** Where the chart installs our leader's ServiceAccount. */
-export const RELEASE_NS = 'csa-leader';
-export const LEADER_SA = 'csa-leader-clusterset-agent';
+export const RELEASE_NS = CHART_LEADER_NS;
+export const LEADER_SA = CHART_LEADER_SA;
 
 /** What the fleet needs of a leader under test. */
 export interface LeaderUnderTest {
@@ -44,25 +43,8 @@ export interface LeaderUnderTest {
 /** CPU seconds of `pid`, NaN once it has gone. */
 export const cpuOf = (pid: number) => { try { return cpuSeconds(pid); } catch { return NaN; } };
 
-/**
- * The chart in mode=leader (admission policies, RBAC) on `cp`, `setupLeader` done before, and a
- * kubeconfig with the leader's ServiceAccount token; returns its path.
- */
-export async function installOurLeader(cp: ControlPlane, dir: string, helmArgs: readonly string[] = []): Promise<string> {
-  const admin = cp.adminConfig();
-  await createNamespace(admin, RELEASE_NS);
-  await kubectlApply(cp, await helmTemplate(['csa-leader', CHART, '--namespace', RELEASE_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', ...helmArgs]));
-  const token = await issueToken(admin, RELEASE_NS, LEADER_SA, 86_400);
-  const file = path.join(dir, 'leader.kubeconfig');
-  writeFileSync(file, `apiVersion: v1
-kind: Config
-clusters: [{ name: l, cluster: { server: "${cp.server}", certificate-authority: "${cp.caFile}" } }]
-users: [{ name: u, user: { token: "${token}" } }]
-contexts: [{ name: c, context: { cluster: l, user: u } }]
-current-context: c
-`);
-  return file;
-}
+/** The chart in mode=leader on `cp` and a kubeconfig of its leader's ServiceAccount (test/harness/leader-admission.ts). */
+export const installOurLeader = installChartLeader;
 
 export interface OurLeaderProcess {
   readonly proc: ChildProcess;

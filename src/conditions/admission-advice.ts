@@ -20,8 +20,8 @@ export function admissionDenialAdvice(message: string): string | undefined {
   }
   // The chart's policies, with an entry for another ID; no ClusterSet in the ConfigMap.
   if (/no ClusterSet found in Namespace|Unknown ClusterSet ID/.test(message)) {
-    return "The leader's ClusterSet is missing from its member-ID ConfigMap: check the leader's ClusterSet exists under this name " +
-      'and that `leader run` is running on the leader';
+    return "The leader has no ClusterSet of this name (deleted there, or never created), or `leader run`, which records it for the " +
+      "leader's admission policies, is not running: check the leader ClusterSet in the leader namespace and `leader run` on the leader";
   }
   // Antrea's webhook and the chart's policies: the ServiceAccount is annotated for another cluster ID.
   if (/is not permitted for ServiceAccount|is not the cluster ID of ServiceAccount/.test(message)) {

@@ -2,7 +2,7 @@
 // installed on a test leader the way an operator would: `helm template` in mode=leader,
 // applied with kubectl, plus the ConfigMap that maps member ServiceAccounts to cluster IDs.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -12,10 +12,36 @@ import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { k8sBins, repoRoot } from './bins.js';
 import { LEADER_NS } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
-import { kubectlApply, tokenConfig } from './kube.js';
+import { createNamespace, issueToken, kubectlApply, tokenConfig } from './kube.js';
 import { waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
+
+/** Where `installChartLeader` installs the chart, and its leader's ServiceAccount there. */
+export const CHART_LEADER_NS = 'csa-leader';
+export const CHART_LEADER_SA = 'csa-leader-clusterset-agent';
+
+/**
+ * The chart in mode=leader on `cp` (RBAC and the three admission policies, as an operator
+ * installs it; `setupLeader` done before), and a kubeconfig file in `dir` with the chart's own
+ * leader ServiceAccount token, as `leader run` runs in its Pod: its writes are the ones the
+ * policies exempt. Returns the file's path.
+ */
+export async function installChartLeader(cp: ControlPlane, dir: string, helmArgs: readonly string[] = []): Promise<string> {
+  const admin = cp.adminConfig();
+  await createNamespace(admin, CHART_LEADER_NS);
+  await kubectlApply(cp, await helmTemplate(['csa-leader', CHART, '--namespace', CHART_LEADER_NS, '--set', 'mode=leader', '--set', 'leader.createNamespace=false', ...helmArgs]));
+  const token = await issueToken(admin, CHART_LEADER_NS, CHART_LEADER_SA, 86_400);
+  const file = path.join(dir, 'leader.kubeconfig');
+  writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters: [{ name: l, cluster: { server: "${cp.server}", certificate-authority: "${cp.caFile}" } }]
+users: [{ name: u, user: { token: "${token}" } }]
+contexts: [{ name: c, context: { cluster: l, user: u } }]
+current-context: c
+`);
+  return file;
+}
 
 export const CHART = path.join(repoRoot, 'charts', 'clusterset-agent');
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';

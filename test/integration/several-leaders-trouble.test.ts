@@ -4,10 +4,13 @@
 // the leader's ClusterSet deleted, east's token revoked (its ServiceAccount deleted). Each
 // time east's entry for leader-a is Ready=False with a reason naming the cause,
 // AllLeadersConnected=False names leader-a, the ClusterSet stays Ready, and the import leader-b
-// also holds is neither rewritten nor removed (uid@resourceVersion unchanged).
+// also holds is neither rewritten nor removed (uid@resourceVersion unchanged). Leader-a runs
+// the chart in mode=leader (its admission policies in force, its controller with the chart's
+// ServiceAccount), whose announce policy refuses a member's heartbeat once the leader's
+// ClusterSet is gone: that is how the member learns it (it may not read leader ClusterSets).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
 import { SERVICE_EXPORT, SERVICE_IMPORT } from '../../src/common/api/mcs.js';
 import { startAgent, type Agent } from '../../src/agent.js';
@@ -19,6 +22,7 @@ import {
 } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createNamespace } from '../harness/kube.js';
+import { installChartLeader } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
@@ -90,8 +94,14 @@ describe("one leader's trouble: its entry says why, the others keep the imports"
     }
     for (const id of LEADERS) {
       await setupLeader(leader(id), id);
+      // leader-a as an operator installs it: the chart's policies, `leader run` as its ServiceAccount.
+      let kubeConfig = leader(id).adminConfig();
+      if (id === 'leader-a') {
+        kubeConfig = new KubeConfig();
+        kubeConfig.loadFromFile(await installChartLeader(leader(id), leader(id).dir));
+      }
       const controller = new LeaderController({
-        kubeConfig: leader(id).adminConfig(), namespace: LEADER_NS, memberTimeoutMs: 30_000, staleMemberMs: 86_400_000,
+        kubeConfig, namespace: LEADER_NS, memberTimeoutMs: 30_000, staleMemberMs: 86_400_000,
         logger: logs[id].logger, metrics: new AgentMetrics({ defaultMetrics: false }),
       });
       controllers.push(controller);
@@ -149,18 +159,14 @@ describe("one leader's trouble: its entry says why, the others keep the imports"
     await bothConnected();
   });
 
-  // Not detected yet: the member Role grants no read of the leader's ClusterSets, and this
-  // project's leader accepts announces for a ClusterSet it does not have, so east's entry for
-  // leader-a stays Ready=True (seen on the first run: reason Connected, "Heartbeat accepted").
-  // Kept as a todo so the gap shows in every run; see the issue 30 note.
-  it("leader-a's own ClusterSet deleted: its entry says the leader has no such ClusterSet", { todo: 'the member cannot see a deleted leader ClusterSet yet' }, async () => {
+  it("leader-a's own ClusterSet deleted: the leader refuses east's heartbeat, and east's entry says the ClusterSet is gone", async () => {
     const before = await imported();
     const custom = leader('leader-a').adminConfig().makeApiClient(CustomObjectsApi);
     const ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: LEADER_NS };
     const saved = (await custom.getNamespacedCustomObject({ ...ref, name: CLUSTERSET_ID })) as ClusterSet;
     await custom.deleteNamespacedCustomObject({ ...ref, name: CLUSTERSET_ID });
     try {
-      await leaderATrouble('LeaderClusterSetNotFound', new RegExp(`leader-a has no ClusterSet ${LEADER_NS}/${CLUSTERSET_ID}`), before, 15_000);
+      await leaderATrouble('AdmissionDenied', new RegExp(`no ClusterSet found in Namespace ${LEADER_NS}.*The leader has no ClusterSet of this name`), before);
     } finally {
       await custom.createNamespacedCustomObject({ ...ref, body: { apiVersion: saved.apiVersion, kind: saved.kind, metadata: { name: CLUSTERSET_ID }, spec: saved.spec } });
       await bothConnected();
