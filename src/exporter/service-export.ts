@@ -410,11 +410,10 @@ export function mergeForUpdate(desired: ResourceExport, live: ResourceExport): R
   if (wanted.namespace !== undefined) metadata.namespace = wanted.namespace;
   metadata.labels = { ...(live.metadata?.labels ?? {}), ...(wanted.labels ?? {}) };
   // The exported labels and annotations: set as desired, removed when no longer exported.
-  const annotations = { ...(live.metadata?.annotations ?? {}) };
+  const annotations = Object.fromEntries(Object.entries(live.metadata?.annotations ?? {}).filter(([key]) => !EXPORTED_METADATA_ANNOTATIONS.includes(key)));
   for (const key of EXPORTED_METADATA_ANNOTATIONS) {
     const value = wanted.annotations?.[key];
-    if (value === undefined) delete annotations[key];
-    else annotations[key] = value;
+    if (value !== undefined) annotations[key] = value;
   }
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
   else delete metadata.annotations;

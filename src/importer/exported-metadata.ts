@@ -50,7 +50,9 @@ export function hasStaleExportedKeys(desired: Record<string, unknown>, live: Rec
 /** `out` (the body to PUT, built over `live`) without the keys {@link staleExportedKeys} names. */
 export function dropStaleExportedKeys(out: Record<string, unknown>, desired: Record<string, unknown>, live: Record<string, unknown>): void {
   const stale = staleExportedKeys(desired, live);
-  const metadata = metadataOf(out);
-  for (const key of stale.labels) delete metadata.labels[key];
-  for (const key of stale.annotations) delete metadata.annotations[key];
+  const metadata = isRecord(out['metadata']) ? out['metadata'] : {};
+  const { labels, annotations } = metadataOf(out);
+  metadata['labels'] = Object.fromEntries(Object.entries(labels).filter(([key]) => !stale.labels.includes(key)));
+  metadata['annotations'] = Object.fromEntries(Object.entries(annotations).filter(([key]) => !stale.annotations.includes(key)));
+  out['metadata'] = metadata;
 }

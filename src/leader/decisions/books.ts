@@ -59,8 +59,8 @@ export function importBody(
   apiVersion: string, kind: string, name: string, namespace: string, spec: ResourceImportSpec, stored?: ResourceImport,
   annotations: Readonly<Record<string, string>> = {},
 ): ResourceImport {
-  const merged = { ...(stored?.metadata?.annotations ?? {}), ...annotations };
-  for (const key of EXPORTED_METADATA_ANNOTATIONS) if (annotations[key] === undefined) delete merged[key];
+  const kept = Object.entries(stored?.metadata?.annotations ?? {}).filter(([key]) => !EXPORTED_METADATA_ANNOTATIONS.includes(key));
+  const merged = { ...Object.fromEntries(kept), ...annotations };
   return {
     ...(stored ?? {}),
     apiVersion, kind,
