@@ -13,6 +13,7 @@ import { sameCanonical } from '../common/kube/canonical.js';
 import type { CoreServicePort, EndpointPort, EndpointSubset, ObjectMeta } from '../common/api/meta.js';
 import { SERVICE_EXPORT_REASON, type ServiceExport } from '../common/api/mcs.js';
 import { RESOURCE_EXPORT, RESOURCE_EXPORT_KIND, type ResourceExport, type ResourceExportSpec } from '../common/api/antrea.js';
+import { EXPORTED_METADATA_ANNOTATIONS, exportedMapProblem, exportedMetadataAnnotations } from '../common/api/exported-metadata.js';
 import {
   IMPORTED_SERVICE_ANNOTATION,
   RE_LABEL_SOURCE_CLUSTER_ID,
@@ -148,6 +149,7 @@ export const SERVICE_EXPORT_MESSAGE: Readonly<Record<ServiceExportReason, string
   ServiceNoClusterIP: 'Service does not have a valid ClusterIP',
   ServiceWithoutEndpoints: 'Service has no Endpoints',
   ImportedService: 'The Service is imported, not allowed to export',
+  InvalidExportedMetadata: 'The exported labels or annotations cannot be exported',
   Succeed: 'The Service is exported successfully',
 };
 
@@ -185,17 +187,31 @@ function sortedUnique(ips: Iterable<string>): string[] {
  * A ResourceExport as a member creates it: labels, our finalizer (the ≥2.7 leader webhook
  * requires it on CREATE, and the leader needs it to clean up the derived ResourceImport).
  */
-export function newResourceExport(leaderNamespace: string, name: string, labels: Record<string, string>, spec: ResourceExportSpec): ResourceExport {
+export function newResourceExport(leaderNamespace: string, name: string, labels: Record<string, string>, spec: ResourceExportSpec,
+  annotations: Record<string, string> = {}): ResourceExport {
   return {
     apiVersion: RESOURCE_EXPORT.apiVersion,
     kind: RESOURCE_EXPORT.kind,
-    metadata: { name, namespace: leaderNamespace, labels, finalizers: [RESOURCE_EXPORT_FINALIZER] },
+    metadata: { name, namespace: leaderNamespace, labels, ...(Object.keys(annotations).length > 0 && { annotations }), finalizers: [RESOURCE_EXPORT_FINALIZER] },
     spec,
   };
 }
 
-function refuse(reason: Exclude<ServiceExportReason, 'Succeed'>): ServiceExportPlan {
-  return { valid: { status: 'False', reason, message: SERVICE_EXPORT_MESSAGE[reason] }, exports: [] };
+function refuse(reason: Exclude<ServiceExportReason, 'Succeed'>, detail?: string): ServiceExportPlan {
+  return { valid: { status: 'False', reason, message: detail === undefined ? SERVICE_EXPORT_MESSAGE[reason] : `${SERVICE_EXPORT_MESSAGE[reason]}: ${detail}` }, exports: [] };
+}
+
+/**
+ * KEP-1645 exported labels and annotations, as the Service RE's annotations (exported-metadata.ts),
+ * or why they cannot travel: the same rules every member's firewall applies, so what would be
+ * refused there is refused here, on the ServiceExport that says it.
+ */
+function exportedMetadataOf(serviceExport: ServiceExport): Record<string, string> | { problem: string } {
+  const spec = serviceExport.spec ?? {};
+  const labels = spec.exportedLabels ?? {};
+  const annotations = spec.exportedAnnotations ?? {};
+  const problem = exportedMapProblem('labels', labels) ?? exportedMapProblem('annotations', annotations);
+  return problem !== undefined ? { problem } : exportedMetadataAnnotations({ labels, annotations });
 }
 
 /**
@@ -292,6 +308,8 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
   if (service.spec?.type === 'ExternalName') return refuse(SERVICE_EXPORT_REASON.ServiceTypeNotSupported);
   // Like Antrea, the annotation's presence is enough: never re-export what was imported.
   if (service.metadata?.annotations?.[IMPORTED_SERVICE_ANNOTATION] !== undefined) return refuse(SERVICE_EXPORT_REASON.ImportedService);
+  const exported = exportedMetadataOf(input.serviceExport);
+  if ('problem' in exported) return refuse(SERVICE_EXPORT_REASON.InvalidExportedMetadata, exported.problem);
   const podSubsets = readySubsets(input.endpointSlices, namespace, name);
   if (podSubsets.length === 0) return refuse(SERVICE_EXPORT_REASON.ServiceWithoutEndpoints);
 
@@ -330,7 +348,7 @@ export function serviceExportPlan(input: ServiceExportInput): ServiceExportPlan 
     exports: [
       newResourceExport(input.leaderNamespace, names.service, labels(RESOURCE_EXPORT_KIND.Service), {
         ...base, kind: RESOURCE_EXPORT_KIND.Service, service: { serviceSpec },
-      }),
+      }, exported),
       newResourceExport(input.leaderNamespace, names.endpoints, labels(RESOURCE_EXPORT_KIND.Endpoints), {
         ...base, kind: RESOURCE_EXPORT_KIND.Endpoints, endpoints: { subsets },
       }),
@@ -347,8 +365,8 @@ function hasOurFinalizer(finalizers: readonly string[] | undefined): boolean {
 }
 
 /**
- * The live RE already says what `desired` says: our labels (others ignored), the spec
- * (omitempty-equivalent), and our finalizer (the legacy one counts) when `desired` carries it.
+ * The live RE already says what `desired` says: our labels (others ignored), the exported
+ * labels' and annotations' annotations, the spec (omitempty-equivalent), and our finalizer (the legacy one counts) when `desired` carries it.
  * Metadata the apiserver or leader adds and `status` are ignored.
  */
 export function sameExport(desired: ResourceExport, live: ResourceExport): boolean {
@@ -357,6 +375,9 @@ export function sameExport(desired: ResourceExport, live: ResourceExport): boole
     if (liveLabels[key] !== value) return false;
   }
   if (hasOurFinalizer(desired.metadata?.finalizers) && !hasOurFinalizer(live.metadata?.finalizers)) return false;
+  const wanted = desired.metadata?.annotations ?? {};
+  const liveAnnotations = live.metadata?.annotations ?? {};
+  if (EXPORTED_METADATA_ANNOTATIONS.some((key) => wanted[key] !== liveAnnotations[key])) return false;
   return sameCanonical(desired.spec, live.spec);
 }
 
@@ -388,6 +409,14 @@ export function mergeForUpdate(desired: ResourceExport, live: ResourceExport): R
   if (wanted.name !== undefined) metadata.name = wanted.name;
   if (wanted.namespace !== undefined) metadata.namespace = wanted.namespace;
   metadata.labels = { ...(live.metadata?.labels ?? {}), ...(wanted.labels ?? {}) };
+  // The exported labels and annotations: set as desired, removed when no longer exported.
+  const annotations = Object.fromEntries(Object.entries(live.metadata?.annotations ?? {}).filter(([key]) => !EXPORTED_METADATA_ANNOTATIONS.includes(key)));
+  for (const key of EXPORTED_METADATA_ANNOTATIONS) {
+    const value = wanted.annotations?.[key];
+    if (value !== undefined) annotations[key] = value;
+  }
+  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  else delete metadata.annotations;
   const finalizers = [...(live.metadata?.finalizers ?? [])];
   if (hasOurFinalizer(wanted.finalizers) && !hasOurFinalizer(finalizers)) finalizers.push(RESOURCE_EXPORT_FINALIZER);
   if (finalizers.length > 0) metadata.finalizers = finalizers;

@@ -2,6 +2,7 @@
 // step: creates what is missing, replaces only what differs, deletes what is no longer
 // wanted (each object once), and never touches an object that exists but is not ours.
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.js';
+import { isRecord } from '../common/kube/json.js';
 import { PausedError } from '../commonarea/leaderlink/lifecycle.js';
 import { groupOfObject } from './groups.js';
 import type { LocalStore, ObjectRef, PlainObject } from './local-store.js';
@@ -31,6 +32,14 @@ export interface ApplierOptions {
    * `ipFamilies`): one VIP and no families are written. @default false
    */
   readonly oneVIP?: boolean;
+  /**
+   * Write `status.endpointSliceObjects: Present` on every ServiceImport (mcs-api v0.5.1; KEP-1645
+   * beta: an implementation publishes it). The agent writes the EndpointSlices of every import
+   * it materialises, so it is always Present. Only where the served CRD has the field (v1beta1):
+   * a v1alpha1-only CRD (Antrea's, mcs-api before v0.5) would prune it, and the write would
+   * repeat forever. @default false
+   */
+  readonly endpointSliceObjects?: boolean;
   /** Names known to be free need no GET in {@link Applier.claim}. @default every name is read */
   readonly taken?: TakenNames;
   /** An object of `group` left the index: its slots may be free now. */
@@ -49,6 +58,9 @@ export interface ApplierOptions {
 }
 
 export class Applier {
+  /** The server pruned `endpointSliceObjects` (a CRD of v0.5.0, before the field): not written again. */
+  private endpointSliceObjectsPruned = false;
+
   constructor(private readonly options: ApplierOptions) {}
 
   /**
@@ -78,6 +90,7 @@ export class Applier {
         return 'conflict';
       }
       this.options.outcome(kind, result);
+      if (desired.kind === SERVICE_IMPORT.kind) await this.markEndpointSlicesPresent(key, guard);
       if (desired.kind === 'Service') addresses = serviceAddresses(owned.get(key)?.live['spec']);
     }
     for (const [key, stale] of current) {
@@ -130,6 +143,27 @@ export class Applier {
       throw new Error(`EndpointSlice ${ref.namespace}/${desired.name} waits for its owner, ServiceImport ${ref.namespace}/${name}, to be imported`);
     }
     return withOwnerReference(desired.body, name, uid, serviceImportKind.apiVersion);
+  }
+
+  /** `status.endpointSliceObjects: Present` on the owned ServiceImport `key`, written only when it says otherwise (a restart writes nothing). */
+  private async markEndpointSlicesPresent(key: string, guard: WriteGuard): Promise<void> {
+    const { store, owned } = this.options;
+    if (this.options.endpointSliceObjects !== true || this.endpointSliceObjectsPruned || store.replaceStatus === undefined) return;
+    const entry = owned.get(key);
+    if (entry === undefined || entry.deleting) return;
+    const status = isRecord(entry.live['status']) ? entry.live['status'] : {};
+    if (status['endpointSliceObjects'] === 'Present') return;
+    guard();
+    try {
+      const updated = await store.replaceStatus(entry.ref, { ...entry.live, status: { ...status, endpointSliceObjects: 'Present' } });
+      if (owned.get(key) === entry) entry.live = updated;
+      if (!isRecord(updated['status']) || updated['status']['endpointSliceObjects'] !== 'Present') this.endpointSliceObjectsPruned = true;
+    } catch (err) {
+      if (isNotFound(err)) return;
+      // Our copy was stale (409): the retry re-reads it.
+      if (!(err instanceof PausedError)) entry.stale = true;
+      throw err;
+    }
   }
 
   async removeAll(current: Map<string, Owned>, guard: WriteGuard): Promise<void> {

@@ -37,6 +37,8 @@ export interface ImporterOptions {
   readonly serviceImport?: ResourceDescriptor;
   /** One VIP and no ipFamilies on ServiceImports (a v1alpha1-only CRD, Antrea's shape). @default false */
   readonly oneVIP?: boolean;
+  /** Write `status.endpointSliceObjects: Present` on the ServiceImports (the served CRD has it: v1beta1). @default false */
+  readonly endpointSliceObjects?: boolean;
   /** The ClusterSet's other leaders' importers, when it lists several (import-board.ts). */
   readonly sources?: ImportSources;
 }

@@ -93,6 +93,7 @@ export class Importer implements LeaderLink {
       owned: this.owned,
       ...(options.serviceImport !== undefined && { serviceImport: options.serviceImport }),
       ...(options.oneVIP !== undefined && { oneVIP: options.oneVIP }),
+      ...(options.endpointSliceObjects !== undefined && { endpointSliceObjects: options.endpointSliceObjects }),
       ...(options.takenNames !== undefined && { taken: options.takenNames }),
       released: (group) => { this.releaseIfUnused(group); },
       conflict: (riName, ref, why, claimed) => { this.reports.conflict(riName, ref, why, claimed === true, (message) => this.riState.conflict(riName, message)); },

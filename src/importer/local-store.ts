@@ -24,6 +24,8 @@ export interface LocalStore {
   get(ref: ObjectRef): Promise<PlainObject>;
   create(ref: ObjectRef, body: PlainObject): Promise<PlainObject>;
   replace(ref: ObjectRef, body: PlainObject): Promise<PlainObject>;
+  /** Replaces the `status` subresource. @default absent: no status is written */
+  replaceStatus?(ref: ObjectRef, body: PlainObject): Promise<PlainObject>;
   delete(ref: ObjectRef): Promise<void>;
   /** Objects of the kind matching the label selector: in `namespace`, or in all namespaces. */
   list(kind: KindRef, labelSelector: string, namespace?: string): Promise<PlainObject[]>;
@@ -48,6 +50,7 @@ export function createLocalStore(kc: KubeConfig, client: JsonClient = createJson
     get: async (ref) => compact(await client.request<PlainObject>('GET', objectPath(ref))),
     create: async (ref, body) => compact(await client.request<PlainObject>('POST', collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined), { body })),
     replace: async (ref, body) => compact(await client.request<PlainObject>('PUT', objectPath(ref), { body })),
+    replaceStatus: async (ref, body) => compact(await client.request<PlainObject>('PUT', `${objectPath(ref)}/status`, { body })),
     async delete(ref) {
       await client.request('DELETE', objectPath(ref));
     },

@@ -131,6 +131,8 @@ export class ImportManager {
       // A CRD serving only v1alpha1 is taken for Antrea's (or this chart's before mcs-api v0.5):
       // one `ips`, no `ipFamilies`, which would be pruned and then differ forever.
       oneVIP: this.mcs.version === 'v1alpha1',
+      // mcs-api v0.5's status.endpointSliceObjects (KEP-1645 beta: implementations publish it).
+      endpointSliceObjects: this.mcs.version === 'v1beta1',
     });
     const member: BoardMember = {
       view: (riName) => importer.sourceView(riName),

@@ -14,6 +14,7 @@ import { isIP } from 'node:net';
 import { parseCidr, parseIp } from '../common/net/cidr.js';
 import { ENDPOINT_SOURCES_ANNOTATION, isDnsLabel, isDnsSubdomain } from '../common/api/names.js';
 import { isResourceImportKind, RESOURCE_IMPORT_KIND, type ResourceImport } from '../common/api/antrea.js';
+import { isExportedMetadata, readExportedMetadata } from '../common/api/exported-metadata.js';
 import { IMPORTABLE_KINDS, type ImportPolicyConfig } from '../common/config/config.js';
 import { isRecord } from '../common/kube/json.js';
 import { parseEndpointSources } from './endpoint-slices.js';
@@ -252,6 +253,18 @@ function serviceImportPayloadProblem(ri: ResourceImport): string | undefined {
   return undefined;
 }
 
+/**
+ * The exported labels and annotations the leader sends for the ServiceImport's metadata
+ * (KEP-1645): at most so many entries and bytes, qualified-name keys, label values, and no key
+ * of Kubernetes', the MCS API's, Antrea's or this agent's own prefixes (a leader must not
+ * relabel what the agent owns by). A leader of this project sends nothing else: the rules are
+ * the ones its exporters and its aggregation apply (common/api/exported-metadata.ts).
+ */
+function exportedMetadataProblem(ri: ResourceImport): string | undefined {
+  const read = readExportedMetadata(ri.metadata?.annotations);
+  return isExportedMetadata(read) ? undefined : read.problem;
+}
+
 /** The leader's per-cluster split of the subsets (labels of the EndpointSlices): absent, or exact. */
 function endpointSourcesProblem(ri: ResourceImport): string | undefined {
   const subsets = ri.spec?.endpoints?.subsets;
@@ -320,7 +333,7 @@ function labelIdentityPayloadProblem(ri: ResourceImport): string | undefined {
 
 function payloadProblem(ri: ResourceImport): string | undefined {
   switch (ri.spec?.kind ?? '') {
-    case RESOURCE_IMPORT_KIND.ServiceImport: return serviceImportPayloadProblem(ri);
+    case RESOURCE_IMPORT_KIND.ServiceImport: return serviceImportPayloadProblem(ri) ?? exportedMetadataProblem(ri);
     case RESOURCE_IMPORT_KIND.Endpoints: return endpointsPayloadProblem(ri) ?? endpointSourcesProblem(ri);
     case RESOURCE_IMPORT_KIND.ClusterInfo: return clusterInfoPayloadProblem(ri);
     case RESOURCE_IMPORT_KIND.AntreaClusterNetworkPolicy: return acnpPayloadProblem(ri);

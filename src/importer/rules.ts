@@ -28,6 +28,8 @@ import {
 } from '../common/api/names.js';
 import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_MIRROR_LABEL, withOwnerReference } from './endpoint-slices.js';
 import { LEADER_LABEL, ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
+import { dropStaleExportedKeys, exportedAnnotationsWithKeys, hasStaleExportedKeys, importedMetadata } from './exported-metadata.js';
+import type { ExportedMetadata } from '../common/api/exported-metadata.js';
 import { isRecord, type Json } from '../common/kube/json.js';
 
 export interface ImportRuleOptions {
@@ -219,6 +221,8 @@ interface Build {
   annotations?: Record<string, string>;
   /** Labels besides the ownership labels. */
   labels?: Record<string, string>;
+  /** KEP-1645 exported labels and annotations (ServiceImport): under everything the agent sets itself. */
+  exported?: ExportedMetadata;
   /** Top-level fields besides apiVersion/kind/metadata (`spec`, or `subsets` for Endpoints). */
   content: Json;
 }
@@ -226,13 +230,14 @@ interface Build {
 function build(ri: ResourceImport, owner: ImportOwner, sourceKind: string, b: Build): DesiredObject {
   const { resource } = b;
   const annotations: Record<string, string> = {
+    ...(b.exported !== undefined && exportedAnnotationsWithKeys(b.exported)),
     ...ownerAnnotations(owner, ri.metadata?.name ?? ''),
     ...b.annotations,
     [IMPORT_HASH_ANNOTATION]: contentHash(resource.kind, b.content),
   };
   const metadata: Json = { name: b.name };
   if (resource.namespaced) metadata['namespace'] = b.namespace ?? '';
-  metadata['labels'] = { ...b.labels, ...ownerLabels(owner) };
+  metadata['labels'] = { ...b.exported?.labels, ...b.labels, ...ownerLabels(owner) };
   metadata['annotations'] = annotations;
   const object: DesiredObject = {
     apiVersion: resource.apiVersion,
@@ -289,6 +294,7 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
         resource: options.serviceImport ?? SERVICE_IMPORT,
         name,
         namespace,
+        exported: importedMetadata(ri),
         content: { spec: serviceImportSpec(siSpec) },
       });
       return { kind: 'apply', objects: [service, serviceImport] };
@@ -503,6 +509,7 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
       return SLICE_FIELDS.every((key) => sameCanonical(desired.body[key], live[key])) &&
         sameCanonical(serviceImportReferences(desired.body), serviceImportReferences(live));
     case SERVICE_IMPORT.kind: {
+      if (hasStaleExportedKeys(desired.body, live)) return false;
       const dropIPs = canonical(want['ips']) === undefined;
       const dropFamilies = canonical(want['ipFamilies']) === undefined;
       return isDeepStrictEqual(serviceImportComparable(want, dropIPs, dropFamilies), serviceImportComparable(have, dropIPs, dropFamilies));
@@ -567,6 +574,7 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
       const liveFamilies = recordOf(live['spec'])['ipFamilies'];
       if (want['ipFamilies'] === undefined && liveFamilies !== undefined) want['ipFamilies'] = structuredClone(liveFamilies);
       out['spec'] = want;
+      dropStaleExportedKeys(out, body, live);
       break;
     }
     default:

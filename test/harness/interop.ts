@@ -182,7 +182,8 @@ export async function memberStatusOnLeader(leader: InteropLeader, id: string) {
 }
 
 /** A ClusterIP Service with an EndpointSlice, exported with a ServiceExport; returns its ClusterIP. */
-export async function exportService(cp: ControlPlane, name: string, port: number, namespace = APP_NS): Promise<string> {
+export async function exportService(cp: ControlPlane, name: string, port: number, namespace = APP_NS,
+  exportSpec?: { exportedLabels?: Record<string, string>; exportedAnnotations?: Record<string, string> }): Promise<string> {
   const kc = cp.adminConfig();
   const svc = await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace, body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port, protocol: 'TCP', targetPort: 8080 }] } } });
   await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
@@ -198,7 +199,7 @@ export async function exportService(cp: ControlPlane, name: string, port: number
   // v1alpha1: the only version Antrea's member CRDs serve (the chart's serve it too).
   await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     group: SERVICE_EXPORT_V1ALPHA1.group, version: SERVICE_EXPORT_V1ALPHA1.version, plural: SERVICE_EXPORT_V1ALPHA1.plural, namespace,
-    body: { apiVersion: `${SERVICE_EXPORT_V1ALPHA1.group}/${SERVICE_EXPORT_V1ALPHA1.version}`, kind: SERVICE_EXPORT_V1ALPHA1.kind, metadata: { name } },
+    body: { apiVersion: `${SERVICE_EXPORT_V1ALPHA1.group}/${SERVICE_EXPORT_V1ALPHA1.version}`, kind: SERVICE_EXPORT_V1ALPHA1.kind, metadata: { name }, ...(exportSpec && { spec: exportSpec }) },
   });
   return svc.spec?.clusterIP ?? '';
 }

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT } from '../../src/common/api/antrea.js';
+import { SERVICE_IMPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
+import { EXPORTED_LABELS_ANNOTATION } from '../../src/common/api/exported-metadata.js';
 import { CLUSTERSET_ID, waitForReady, writeLeaderSecret } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
@@ -65,12 +67,15 @@ describe('interop: our agent under the real Antrea leader', () => {
   });
 
   it('exports and imports: east\'s Service is aggregated by Antrea\'s leader and imported by west', async () => {
-    const eastIP = await exportService(member('east').cp, 'web', 80);
+    // With exported labels (KEP-1645): our member sends them as an annotation of the RE, which
+    // Antrea's leader accepts and does not carry over (docs/antrea-differences.md).
+    const eastIP = await exportService(member('east').cp, 'web', 80, APP_NS, { exportedLabels: { team: 'web' } });
     const re = await waitFor('east\'s ResourceExport accepted by Antrea', async () => {
-      const r = (await leaderObject(RESOURCE_EXPORT, `east-${APP_NS}-web-service`)) as { status?: { conditions?: { type: string; status: string }[] } } | undefined;
+      const r = (await leaderObject(RESOURCE_EXPORT, `east-${APP_NS}-web-service`)) as { metadata?: { annotations?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } } | undefined;
       return r?.status?.conditions?.find((c) => c.type === 'Succeeded' && c.status === 'True') ? r : undefined;
     }, converge);
     assert.ok(re);
+    assert.equal(re.metadata?.annotations?.[EXPORTED_LABELS_ANNOTATION], '{"team":"web"}');
     const ri = await waitFor('Antrea\'s ResourceImport', () => leaderObject(RESOURCE_IMPORT, `${APP_NS}-web-service`), converge) as { spec?: { kind?: string } };
     assert.equal(ri.spec?.kind, 'ServiceImport');
     for (const id of ['west', 'east']) {
@@ -80,6 +85,10 @@ describe('interop: our agent under the real Antrea leader', () => {
       }, converge);
       assert.deepEqual(got.ports, [80]);
       assert.ok(got.ips.includes(eastIP) || got.ips.includes('10.244.1.5'), `imported endpoints ${JSON.stringify(got.ips)} come from east`);
+      const si = await member(id).cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+        group: SERVICE_IMPORT_V1ALPHA1.group, version: SERVICE_IMPORT_V1ALPHA1.version, plural: SERVICE_IMPORT_V1ALPHA1.plural, namespace: APP_NS, name: 'web',
+      }) as { metadata?: { labels?: Record<string, string> } };
+      assert.equal(si.metadata?.labels?.['team'], undefined, `${id}: under Antrea's leader exported labels do not travel`);
     }
   });
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { SERVICE_EXPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
+import { EXPORTED_LABELS_ANNOTATION } from '../../src/common/api/exported-metadata.js';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT } from '../../src/common/api/antrea.js';
 import { CLUSTERSET_ID, waitForReady } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
@@ -73,12 +74,16 @@ describe('interop: the real Antrea member under our leader', () => {
   });
 
   it('our export is imported by Antrea\'s member', async () => {
-    await exportService(west.cp, 'api', 81);
+    // With exported labels and annotations (KEP-1645): the import carries them as annotations
+    // Antrea's member ignores; it must import all the same.
+    await exportService(west.cp, 'api', 81, APP_NS, { exportedLabels: { team: 'api' }, exportedAnnotations: { note: 'from west' } });
     const got = await waitFor('api imported by Antrea', async () => {
       const i = await imported(antrea.cp, 'api');
       return i && i.ips.length > 0 ? i : undefined;
     }, { timeoutMs: 90_000, intervalMs: 250 });
     assert.deepEqual(got.ports, [81]);
+    const ri = await leaderObject(RESOURCE_IMPORT, `${APP_NS}-api-service`) as { metadata?: { annotations?: Record<string, string> } } | undefined;
+    assert.equal(ri?.metadata?.annotations?.[EXPORTED_LABELS_ANNOTATION], '{"team":"api"}', 'Antrea\'s member imported an import that carries exported labels');
   });
 
   it('liveness and stale cleanup: a stopped Antrea member turns Disconnected; restarted, it comes back and withdraws an export deleted while it was down', async () => {

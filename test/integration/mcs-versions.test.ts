@@ -4,7 +4,11 @@
 // v1alpha1 served) the objects stored at v1alpha1 stay readable and owned, the restarted agent
 // speaks v1beta1, and it rewrites nothing it already imported.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import {
@@ -20,11 +24,27 @@ import {
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { applyCrds, createNamespace, kubectl, loadCrdFiles } from '../harness/kube.js';
 import { maybe } from '../harness/imports.js';
-import { repoRoot } from '../harness/bins.js';
+import { k8sBins, repoRoot } from '../harness/bins.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
 
 const NS = 'team-a';
+const execFileAsync = promisify(execFile);
+
+/** The NOTES `helm install` prints for a member install into `cp` (a server-side dry run: its lookups read the cluster, nothing is written). */
+async function memberInstallNotes(cp: ControlPlane): Promise<string> {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'csa-helm-'));
+  try {
+    const { stdout } = await execFileAsync(k8sBins().helm, ['--kubeconfig', cp.kubeconfigPath, 'install', 'csa', path.join(repoRoot, 'charts', 'clusterset-agent'),
+      '--namespace', AGENT_NS, '--dry-run=server'], {
+      encoding: 'utf8', timeout: 120_000,
+      env: { ...process.env, HELM_CACHE_HOME: path.join(home, 'cache'), HELM_CONFIG_HOME: path.join(home, 'config'), HELM_DATA_HOME: path.join(home, 'data') },
+    });
+    return stdout;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
 const converge = { timeoutMs: 30_000, intervalMs: 200 };
 
 /** The chart's CRDs with the MCS ones cut back to v1alpha1 alone, stored: what a member had before mcs-api v0.5. */
@@ -97,6 +117,16 @@ describe('the MCS API version of a member: v1alpha1 only, then the CRD upgrade t
     assert.equal(si.apiVersion, SERVICE_IMPORT_V1ALPHA1.apiVersion);
     const slices = (await member.adminConfig().makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: 'multicluster.kubernetes.io/service-name=web' })).items;
     assert.deepEqual(slices.flatMap((s) => s.metadata?.ownerReferences ?? []).map((r) => [r.apiVersion, r.uid]), [[SERVICE_IMPORT_V1ALPHA1.apiVersion, si.metadata?.uid]]);
+    // Not written where only v1alpha1 is served (this CRD's schema would even keep it: the agent did not write it).
+    assert.equal(si.status?.endpointSliceObjects, undefined);
+    assert.equal((await get<ServiceImport>(SERVICE_IMPORT_V1ALPHA1, 'web'))?.status?.endpointSliceObjects, undefined);
+  });
+
+  it('the chart\'s NOTES on a v1alpha1-only member: the agent speaks v1alpha1, and how to move to the chart\'s CRDs', async () => {
+    const notes = await memberInstallNotes(member);
+    assert.match(notes, /MCS CRDs: the ServiceImport CRD in this cluster serves only v1alpha1 \(installed before\nmcs-api v0\.5, or Antrea's own\)\. The agent speaks v1alpha1 there\./);
+    assert.match(notes, /To move to the chart's\nv0\.5\.2 \(v1beta1 stored, v1alpha1 still served; objects stored at v1alpha1 stay readable\):/);
+    assert.match(notes, /kubectl apply --server-side -f <chart>\/crds\/multicluster\.x-k8s\.io_serviceimports\.yaml/);
   });
 
   it('after the CRD upgrade the objects stored at v1alpha1 stay readable and owned, and the restarted agent speaks v1beta1', async () => {
@@ -132,5 +162,11 @@ describe('the MCS API version of a member: v1alpha1 only, then the CRD upgrade t
       return now.every((s) => s.metadata?.ownerReferences?.every((r) => r.apiVersion === SERVICE_IMPORT.apiVersion && r.uid === before.metadata?.uid) === true);
     }, converge);
     assert.equal(slices.length, 1);
+    // v1beta1 served now: status.endpointSliceObjects on the new import and on the one from before.
+    for (const name of ['api', 'web']) {
+      await waitFor(`ServiceImport ${name} endpointSliceObjects Present`, async () => (await get<ServiceImport>(SERVICE_IMPORT, name))?.status?.endpointSliceObjects === 'Present', converge);
+    }
+    // The chart's CRDs now: NOTES have nothing to say about them.
+    assert.doesNotMatch(await memberInstallNotes(member), /MCS CRDs:/);
   });
 });

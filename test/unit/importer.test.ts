@@ -176,7 +176,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((i) => i.stop()));
 });
 
-function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStore; concurrency?: number; serviceImport?: ResourceDescriptor } = {}): Setup {
+function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStore; concurrency?: number; serviceImport?: ResourceDescriptor; endpointSliceObjects?: boolean } = {}): Setup {
   const store = options.store ?? new FakeStore();
   const leader = new RILeader();
   const namespaces = new Set(['team-a', 'team-b', 'agent-ns']);
@@ -194,6 +194,7 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
     onCountsChanged: () => undefined,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.serviceImport !== undefined ? { serviceImport: options.serviceImport } : {}),
+    ...(options.endpointSliceObjects !== undefined ? { endpointSliceObjects: options.endpointSliceObjects } : {}),
   });
   running.push(importer);
   return { importer, store, leader, namespaces, terminating, log: lines, events };
@@ -439,6 +440,37 @@ describe('Importer: atomic service imports', () => {
     assert.equal(slice?.ownerReferences?.[0]?.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
     await s.importer.leave();
     assert.equal(objectsOf(s.store, 'team-a', 'web'), 0);
+  });
+
+  it('status.endpointSliceObjects: Present written once per ServiceImport, nothing on a restart; a CRD that prunes it is written once, then never', async () => {
+    const s = setup({ endpointSliceObjects: true });
+    s.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    s.importer.resume(s.leader.api());
+    await waitFor('the Service imported', () => objectsOf(s.store, 'team-a', 'web') === 4);
+    await waitFor('the status written', () => s.store.count('status') === 1);
+    await settle(s);
+    assert.deepEqual(s.store.objects.get(keys('team-a', 'web').serviceImport)?.['status'], { endpointSliceObjects: 'Present' });
+    assert.equal(s.store.count('status'), 1);
+    await s.importer.stop();
+    // A restart over the same member: the status already says Present.
+    const again = setup({ store: s.store, endpointSliceObjects: true });
+    again.leader.put(svcRI('team-a', 'web'), epsRI('team-a', 'web'));
+    again.importer.resume(again.leader.api());
+    await settle(again);
+    await waitFor('synced', () => again.importer.counts().total === 4);
+    assert.equal(s.store.count('status'), 1, 'no status write on a restart');
+    assert.equal(s.store.count('replace'), 0);
+    await again.importer.stop();
+
+    const pruning = new FakeStore();
+    pruning.prunedStatusFields.add('endpointSliceObjects');
+    const p = setup({ store: pruning, endpointSliceObjects: true, concurrency: 1 });
+    p.leader.put(svcRI('team-a', 'web'), svcRI('team-a', 'api'));
+    p.importer.resume(p.leader.api());
+    await waitFor('both imported', () => objectsOf(pruning, 'team-a', 'web') + objectsOf(pruning, 'team-a', 'api') === 4);
+    await settle(p);
+    assert.equal(pruning.count('status'), 1, 'pruned once: not written again');
+    await p.importer.stop();
   });
 
   it('retries a refusal for a missing namespace when the namespace appears', async () => {

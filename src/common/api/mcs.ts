@@ -72,6 +72,8 @@ export const SERVICE_EXPORT_REASON = {
   ServiceNoClusterIP: 'ServiceNoClusterIP',
   ServiceWithoutEndpoints: 'ServiceWithoutEndpoints',
   ImportedService: 'ImportedService',
+  /** This project's: the ServiceExport's exportedLabels/exportedAnnotations break the rules every member applies (common/api/exported-metadata.ts). */
+  InvalidExportedMetadata: 'InvalidExportedMetadata',
   Succeed: 'Succeed',
 } as const;
 

@@ -19,10 +19,15 @@ import {
   RE_LABEL_SOURCE_CLUSTER_ID,
   resourceImportName,
 } from '../../common/api/names.js';
+import {
+  exportedMetadataAnnotations, isExportedMetadata, NO_EXPORTED_METADATA, readExportedMetadata, sameExportedMetadata, type ExportedMetadata,
+} from '../../common/api/exported-metadata.js';
 import { parseTimestamp } from '../../common/kube/time.js';
 import { boundList, boundText } from '../../common/text/bounded.js';
 
 export const REASON_CONVERGE_FAILURE = 'ConvergeFailure';
+/** An export whose exported labels or annotations (exported-metadata.ts) break the rules: refused, the others imported. */
+export const REASON_INVALID_EXPORTED_METADATA = 'InvalidExportedMetadata';
 /** Two Services whose `<namespace>-<name>` is the same string: the second is refused (Antrea: resourceImportMatchesExport). */
 export const REASON_IMPORT_NAME_CONFLICT = 'ImportNameConflict';
 /**
@@ -223,7 +228,16 @@ interface ServiceDecision {
   /** The oldest live export: its traits are imported. */
   readonly winner: ResourceExport | undefined;
   readonly ports: ServiceImportPort[];
+  /** The exported labels and annotations imported: the oldest export's that passes the rules. */
+  readonly exported: ExportedMetadata;
   readonly verdicts: Map<string, ExportVerdict>;
+}
+
+/** Bytes of one export's labels or annotations shown in a conflict message. */
+const SHOWN_METADATA_BYTES = 160;
+
+function describeMetadata(map: Readonly<Record<string, string>>): string {
+  return boundText(JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => compareNames(a, b)))), SHOWN_METADATA_BYTES);
 }
 
 /** `cluster <id>: <what>` for each export, at most MAX_LISTED of them. */
@@ -241,7 +255,7 @@ function perCluster(live: readonly ResourceExport[], what: (re: ResourceExport, 
 function decideService(live: readonly ResourceExport[]): ServiceDecision {
   const verdicts = new Map<string, ExportVerdict>();
   const winner = live[0];
-  if (winner === undefined) return { winner, ports: [], verdicts };
+  if (winner === undefined) return { winner, ports: [], exported: NO_EXPORTED_METADATA, verdicts };
   const ports = mergePorts(live);
   const differences: string[] = [];
   if (new Set(live.map((re) => portKey(servicePorts(re)))).size > 1) {
@@ -255,8 +269,30 @@ function decideService(live: readonly ResourceExport[]): ServiceDecision {
       differences.push(`${TRAIT_NAMES[key]} differs (${perCluster(live, (_, i) => values[i] ?? '')}); imported: ${values[0] ?? ''}`);
     }
   }
-  for (const re of live) {
-    if (differences.length === 0) verdicts.set(re.metadata?.name ?? '', { ok: true });
+  // KEP-1645 labels and annotations: a peer's annotation, read and judged here every time. An
+  // export whose metadata breaks the rules is refused on its own and left out of the comparison.
+  const read = live.map((re) => readExportedMetadata(re.metadata?.annotations));
+  const judged = live.flatMap((re, i) => {
+    const metadata = read[i];
+    return metadata !== undefined && isExportedMetadata(metadata) ? [{ re, metadata }] : [];
+  });
+  const exported = judged[0]?.metadata ?? NO_EXPORTED_METADATA;
+  for (const kind of ['labels', 'annotations'] as const) {
+    if (judged.some((j) => !sameExportedMetadata({ ...NO_EXPORTED_METADATA, [kind]: j.metadata[kind] }, { ...NO_EXPORTED_METADATA, [kind]: exported[kind] }))) {
+      differences.push(`exported ${kind} differ (${boundList(judged.map((j) => `cluster ${clusterOf(j.re)}: ${describeMetadata(j.metadata[kind])}`), MAX_LISTED, 'clusters', '; ')}); ` +
+        `imported: ${describeMetadata(exported[kind])}`);
+    }
+  }
+  for (const [i, re] of live.entries()) {
+    const metadata = read[i];
+    if (metadata !== undefined && !isExportedMetadata(metadata)) {
+      verdicts.set(re.metadata?.name ?? '', {
+        ok: false,
+        reason: REASON_INVALID_EXPORTED_METADATA,
+        message: boundText(`the exported labels and annotations of cluster ${clusterOf(re)} are refused (${metadata.problem}); ` +
+          'the Service is imported without them. Fix the ServiceExport\'s spec.exportedLabels/exportedAnnotations', MAX_VERDICT_MESSAGE_BYTES),
+      });
+    } else if (differences.length === 0) verdicts.set(re.metadata?.name ?? '', { ok: true });
     else {
       verdicts.set(re.metadata?.name ?? '', {
         ok: false,
@@ -266,7 +302,7 @@ function decideService(live: readonly ResourceExport[]): ServiceDecision {
       });
     }
   }
-  return { winner, ports, verdicts };
+  return { winner, ports, exported, verdicts };
 }
 
 /** The Service an export is about, `<namespace>/<name>`: an import's identity (Antrea: spec.namespace, spec.name). */
@@ -336,7 +372,8 @@ export function planImport(key: string, exports: readonly ResourceExport[], exis
       kind: RESOURCE_IMPORT_KIND.ServiceImport,
       serviceImport: { spec: { ports: decision.ports, ...serviceTraits(winner), ...exportedIPFamilies(winner) } },
     };
-    return { name: key, spec, verdicts: decision.verdicts };
+    // The exported labels and annotations travel beside the spec, as annotations Antrea's member ignores.
+    return { name: key, spec, verdicts: decision.verdicts, ...(spec !== undefined && { annotations: exportedMetadataAnnotations(decision.exported) }) };
   }
   if (kind === RESOURCE_EXPORT_KIND.Endpoints) return planEndpoints(key, mine, exports, existing);
   return { name: key, spec: undefined, verdicts: new Map() };

@@ -5,6 +5,7 @@
 // import informer shows it, and a restarted leader finds it the same way.
 import type { KubeObject } from '../../common/api/meta.js';
 import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../common/api/antrea.js';
+import { EXPORTED_METADATA_ANNOTATIONS } from '../../common/api/exported-metadata.js';
 import { sameCanonical } from '../../common/kube/canonical.js';
 import { parseTimestamp } from '../../common/kube/time.js';
 import { isDeleting } from './aggregate.js';
@@ -41,7 +42,10 @@ export function decideImportWrite(
   if (existing === undefined) return { op: 'create', spec };
   if (isDeleting(existing)) return { op: 'wait' };
   const stored = existing.metadata?.annotations ?? {};
-  const sameAnnotations = Object.entries(annotations).every(([k, v]) => stored[k] === v);
+  // The exported labels' and annotations' annotations are the leader's alone: one no longer
+  // exported must go too (KEP-1645: a key removed from the export leaves every ServiceImport).
+  const sameAnnotations = Object.entries(annotations).every(([k, v]) => stored[k] === v) &&
+    EXPORTED_METADATA_ANNOTATIONS.every((k) => annotations[k] !== undefined || stored[k] === undefined);
   if (isLeaderOwned(existing) && sameCanonical(existing.spec, spec) && sameAnnotations) return { op: 'none' };
   return { op: 'update', spec };
 }
@@ -55,14 +59,15 @@ export function importBody(
   apiVersion: string, kind: string, name: string, namespace: string, spec: ResourceImportSpec, stored?: ResourceImport,
   annotations: Readonly<Record<string, string>> = {},
 ): ResourceImport {
-  const merged = { ...(stored?.metadata?.annotations ?? {}), ...annotations };
+  const kept = Object.entries(stored?.metadata?.annotations ?? {}).filter(([key]) => !EXPORTED_METADATA_ANNOTATIONS.includes(key));
+  const merged = { ...Object.fromEntries(kept), ...annotations };
   return {
     ...(stored ?? {}),
     apiVersion, kind,
     metadata: {
       ...(stored?.metadata ?? { name, namespace }),
       labels: { ...(stored?.metadata?.labels ?? {}), ...LEADER_LABELS },
-      ...(Object.keys(merged).length > 0 && { annotations: merged }),
+      ...((Object.keys(merged).length > 0 || stored?.metadata?.annotations !== undefined) && { annotations: merged }),
     },
     spec,
   };

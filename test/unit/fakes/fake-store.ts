@@ -7,7 +7,7 @@ import type { KindRef, LocalStore, ObjectRef, PlainObject } from '../../../src/i
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../src/importer/ownership.js';
 import { apiError } from './fake-leader.js';
 
-export type StoreVerb = 'get' | 'create' | 'replace' | 'delete' | 'list';
+export type StoreVerb = 'get' | 'create' | 'replace' | 'status' | 'delete' | 'list';
 
 export function storeKey(ref: { group: string; plural: string; namespace?: string | undefined; name: string }): string {
   return `${ref.group}/${ref.plural}/${ref.namespace ?? ''}/${ref.name}`;
@@ -28,6 +28,8 @@ export class FakeStore implements LocalStore {
   readonly versions = new Set<string>();
   /** The most objects labelled managed-by=clusterset-agent that existed at the same time. */
   maxOwned = 0;
+  /** Status fields the kind's schema lacks: a status write drops them, as kube-apiserver prunes unknown fields. */
+  readonly prunedStatusFields = new Set<string>();
   /** Milliseconds each call of a verb takes; a function for varied latencies. */
   latency: Partial<Record<StoreVerb, number | (() => number)>> = {};
   readonly #held = new Map<StoreVerb, { promise: Promise<void>; release: () => void }>();
@@ -138,6 +140,22 @@ export class FakeStore implements LocalStore {
     const stored = this.#stamp(ref, body, current.metadata?.uid);
     this.objects.set(key, stored);
     this.maxOwned = Math.max(this.maxOwned, this.ownedNow());
+    return structuredClone(stored);
+  }
+
+  /** The `status` subresource: only `status` changes, the rest is the stored object's. */
+  async replaceStatus(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
+    const key = storeKey(ref);
+    await this.#enter('status', key, ref);
+    const current = this.objects.get(key);
+    if (!current) throw this.#notFound(ref);
+    const rv = body.metadata?.resourceVersion;
+    if (rv !== undefined && rv !== current.metadata?.resourceVersion) {
+      throw apiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+    }
+    const status = Object.fromEntries(Object.entries((body['status'] ?? {}) as Record<string, unknown>).filter(([field]) => !this.prunedStatusFields.has(field)));
+    const stored = this.#stamp(ref, { ...current, status }, current.metadata?.uid);
+    this.objects.set(key, stored);
     return structuredClone(stored);
   }
 
