@@ -42,6 +42,7 @@ import type { ImporterOptions } from './importer-options.js';
 import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
 import { keptForOtherLeaders, purgeOwned } from './purge.js';
 import { ImportReports } from './import-reports.js';
+import type { ImportSources } from './import-board.js';
 import { startImportWatch, stopImportWatch, watchFailureOf, type WatchFailure } from './import-watch.js';
 
 export type { ImportOutcome } from './applier.js';
@@ -348,7 +349,7 @@ export class Importer implements LeaderLink {
   }
 
   // -------------------------------------------------------------------------------------
-  // The index of owned objects and the reservations
+  // The index of owned objects, the reservations, refusals
   // -------------------------------------------------------------------------------------
 
   /**
@@ -402,11 +403,7 @@ export class Importer implements LeaderLink {
     this.capacityTimer.unref();
   }
 
-  // -------------------------------------------------------------------------------------
-  // Refusals
-  // -------------------------------------------------------------------------------------
-
-  /** `awaited`: the namespaces whose (re)creation retries it; by default, those the plan cannot land in now. */
+  /** A refusal, said once per message. `awaited`: the namespaces whose (re)creation retries it; by default, those the plan cannot land in now. */
   private reject(riName: string, kind: string, rejection: Rejection, quiet: boolean, plan: ImportPlan, awaited?: readonly string[]): void {
     const waitsForNamespace = rejection.rule === 'NamespaceNotFound' || rejection.rule === 'NamespaceTerminating';
     const previous = this.riState.reject(riName, rejection, awaited ?? (waitsForNamespace && plan.kind === 'apply'
@@ -474,7 +471,6 @@ export class Importer implements LeaderLink {
       }
       // No connected leader holds it, but one still listing may: nothing is removed before it says.
       if (decision.kind === 'wait') return undefined;
-      if (decision.kind === 'apply' && ri) this.adopt(sources.adopt(riName));
       if (ri) this.reports.divergence(riName, sources.differing(riName));
     }
     const current = this.owned.ofRI(riName);
@@ -519,9 +515,12 @@ export class Importer implements LeaderLink {
     }
     if (!rejection && !this.capacity.admit(riName, group.key, group.size)) rejection = tooManyObjects(ri, group.what, group.size, this.options.policy);
     if (rejection) {
+      // Another leader holds it: what was written for it stays (handed over), nothing deleted while this one refuses.
+      const keep = sources?.heldElsewhere(riName) === true ? this.handOver(riName) : undefined;
       this.unadmit(riName, group.key);
       this.reject(riName, kind, rejection, quiet, plan);
-      await this.applier.removeAll(current, guard);
+      if (keep) sources?.leaveBehind(keep);
+      else await this.applier.removeAll(current, guard);
       return undefined;
     }
 
@@ -543,7 +542,8 @@ export class Importer implements LeaderLink {
     }
     this.refusedAt.delete(riName);
     try {
-      const result = await this.applier.apply(riName, kind, plan.objects, current, guard);
+      // Only once it lands: an import held back or refused must not delete what another leader wrote.
+      const result = await this.applier.apply(riName, kind, plan.objects, sources ? this.adopt(riName, sources) : current, guard);
       this.riState.setVerdict(riName, result === 'conflict' ? 'conflict' : 'applied');
       // An Endpoints import is whole or nothing: slices written before the one in the way go
       // (its Service and ServiceImport stay, with the ImportConflict Event naming the object).
@@ -590,11 +590,9 @@ export class Importer implements LeaderLink {
     return given;
   }
 
-  /** What other leaders wrote for an import this leader is now the source of: written into, not beside. */
-  private adopt(entries: readonly Owned[]): void {
-    for (const entry of entries) {
-      const key = keyOf(entry.ref);
-      if (this.owned.get(key) === undefined) this.owned.set(key, { ...entry, deleting: false });
-    }
+  /** What other leaders wrote for an import this leader is the source of, with this leader's own: written into, not beside. */
+  private adopt(riName: string, sources: ImportSources): Map<string, Owned> {
+    for (const entry of sources.adopt(riName)) if (this.owned.get(keyOf(entry.ref)) === undefined) this.owned.set(keyOf(entry.ref), { ...entry, deleting: false });
+    return this.owned.ofRI(riName);
   }
 }

@@ -224,6 +224,26 @@ describe('several leaders: imports merged across leaders', () => {
     assert.equal(s.b.counts().total, 4);
   });
 
+  // A leader back from an outage gets an Endpoints import before its ServiceImport sibling
+  // (several-leaders.test.ts saw it): it becomes the source of the Endpoints import and holds it
+  // back until the sibling lands; what the other leader wrote for it must not be deleted then.
+  it('the first leader holding an Endpoints import without its ServiceImport yet: it holds back and deletes nothing the other wrote', async () => {
+    const s = setup();
+    s.leaderB.put(svcRI('api'), epsRI('api'));
+    s.b.resume(s.leaderB.api());
+    await waitFor('api imported from b', () => s.b.counts().total === 4);
+    await settle(s);
+    const before = s.store.calls.length;
+    s.leaderA.put(epsRI('api'));
+    s.a.resume(s.leaderA.api());
+    await settle(s);
+    assert.deepEqual(s.store.calls.slice(before).filter((c) => /^(create|replace|delete) /.test(c)), [], 'nothing written while a holds the import back');
+    s.leaderA.put(svcRI('api'), epsRI('api'));
+    await waitFor('a the source of all of api', () => s.a.counts().total === 4);
+    await settle(s);
+    assert.deepEqual(s.store.calls.slice(before).filter((c) => /^(create|delete) /.test(c)), [], 'taken over in place: nothing created or deleted');
+  });
+
   it('both leaders lost: the first one\'s retention removes what it wrote, not what the other wrote (that one\'s retention decides)', async () => {
     const s = setup({}, { a: { lostLeaderRetentionSeconds: 0.05 } });
     s.leaderA.put(svcRI('api'));
