@@ -516,7 +516,7 @@ export class Importer implements LeaderLink {
     if (!rejection && !this.capacity.admit(riName, group.key, group.size)) rejection = tooManyObjects(ri, group.what, group.size, this.options.policy);
     if (rejection) {
       // Another leader holds it: what was written for it stays (handed over), nothing deleted while this one refuses.
-      const keep = sources?.heldElsewhere(riName) === true ? this.handOver(riName) : undefined;
+      const keep = sources?.heldElsewhere(riName) === true ? this.handOver(riName, true) : undefined;
       this.unadmit(riName, group.key);
       this.reject(riName, kind, rejection, quiet, plan);
       if (keep) sources?.leaveBehind(keep);
@@ -576,16 +576,17 @@ export class Importer implements LeaderLink {
     return undefined;
   }
 
-  /** Another leader is the source of `riName`: forgets it, and returns what this leader wrote for it. */
-  handOver(riName: string): Owned[] {
-    this.refusedAt.delete(riName);
-    this.reports.forgetDivergence(riName);
-    this.riState.forget(riName);
-    const given: Owned[] = [];
+  /** Another leader is the source of `riName` (or holds what this one refuses: `keepState`, its refusal kept): forgets it, returns what this leader wrote for it. */
+  handOver(riName: string, keepState = false): Owned[] {
+    if (!keepState) {
+      this.refusedAt.delete(riName);
+      this.reports.forgetDivergence(riName);
+      this.riState.forget(riName);
+    }
+    const given = [...this.owned.ofRI(riName)].filter(([, entry]) => !entry.deleting).map(([, entry]) => entry);
     for (const [key, entry] of this.owned.ofRI(riName)) {
       this.owned.drop(key);
       this.releaseIfUnused(entry.group);
-      if (!entry.deleting) given.push(entry);
     }
     return given;
   }
