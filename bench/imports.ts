@@ -19,7 +19,8 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { CoreV1Api, Watch, type V1Endpoints } from '@kubernetes/client-node';
 import { RESOURCE_IMPORT, type ResourceImport } from '../src/common/api/antrea.js';
 import { readAuditEvents } from '../test/harness/agent-process.js';
-import { desiredForImport, withServiceImportIPs } from '../src/importer/rules.js';
+import { desiredForImport, serviceAddresses, withServiceImportIPs } from '../src/importer/rules.js';
+import { SERVICE_IMPORT } from '../src/common/api/mcs.js';
 import { withOwnerReference } from '../src/importer/endpoint-slices.js';
 import { AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
@@ -130,10 +131,11 @@ async function floorPoint(width: number): Promise<{ ms: number; cpuMs: number; c
     await pool(names, width, async (name) => {
       const { service, serviceImport, endpoints, slice } = agentObjects(name);
       const svc = await client.post(`/api/v1/namespaces/${NS}/services`, service);
-      const clusterIP = (svc['spec'] as { clusterIP?: string } | undefined)?.clusterIP;
+      // The ServiceImport with the Service's addresses, in the version the member serves, as the agent writes it.
+      const { ips, ipFamilies } = serviceAddresses(svc['spec']);
       // The slice is owned by the ServiceImport (its uid), as the agent writes it; the Endpoints need neither.
       const [si] = await Promise.all([
-        client.post(`/apis/multicluster.x-k8s.io/v1alpha1/namespaces/${NS}/serviceimports`, withServiceImportIPs(serviceImport, clusterIP ? [clusterIP] : [])),
+        client.post(`/apis/${SERVICE_IMPORT.group}/${SERVICE_IMPORT.version}/namespaces/${NS}/${SERVICE_IMPORT.plural}`, withServiceImportIPs(serviceImport, ips, ipFamilies)),
         client.post(`/api/v1/namespaces/${NS}/endpoints`, endpoints),
       ]);
       const uid = (si['metadata'] as { uid?: string } | undefined)?.uid ?? '';

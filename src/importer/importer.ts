@@ -56,6 +56,14 @@ const MISSING_KIND_RECHECK_MS = 60_000;
 const CAPACITY_RETRY_MS = 500;
 /** Delay before a failed purge of a lost leader's imports is tried again. */
 const PURGE_RETRY_MS = 10_000;
+/**
+ * Imports reconciled at once. A worker writes its import's objects one after the other (a
+ * ServiceImport needs its Service's IP; Endpoints come after their slices), so this is also the
+ * writes in flight of an initial sync. The fastest minimal client of bench:imports keeps 16
+ * Services in flight, 16 to 32 writes; with 8 workers the agent kept 8 and took 1.5-1.7× its
+ * time, with 24 about as long as it (docs/testing.md, "Benchmark: imports").
+ */
+const IMPORT_WORKERS = 24;
 
 export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
@@ -110,7 +118,7 @@ export class Importer implements LeaderLink {
       leftGroup: (riName, group) => { this.unadmit(riName, group); },
     });
     this.queue = new WorkQueue({
-      concurrency: options.concurrency ?? 8,
+      concurrency: options.concurrency ?? IMPORT_WORKERS,
       backoff: { baseMs: 200, maxMs: 60_000 },
       onError: (key, error, retry) => {
         options.logger.warn('import failed; will retry', { resourceImport: key, error: describeError(error), retryInMs: Math.round(retry.delayMs) });

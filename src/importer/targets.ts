@@ -65,19 +65,19 @@ export function desiredRef(d: DesiredObject): ObjectRef {
 /** Every object the agent owns for this ClusterSet, found by its labels in every enabled import target kind. */
 export async function listOwned(store: LocalStore, owner: ImportOwner, policy: ImportPolicyConfig,
   serviceImport: ResourceDescriptor = SERVICE_IMPORT): Promise<{ ref: ObjectRef; object: PlainObject }[]> {
-  const found: { ref: ObjectRef; object: PlainObject }[] = [];
-  for (const kind of importTargetKinds(policy, serviceImport)) {
-    let objects: PlainObject[];
+  // The kinds at once: every reconcile waits for this index, so the first write of an initial
+  // sync waited for one list after the other.
+  const kinds = importTargetKinds(policy, serviceImport);
+  const lists = await Promise.all(kinds.map(async (kind) => {
     try {
-      objects = await store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);
+      return await store.list(kind, ownerSelector(owner), kind.agentNamespaceOnly ? owner.agentNamespace : undefined);
     } catch (err) {
       // A kind whose CRD is not installed, or that the chart does not grant, holds nothing of ours.
-      if (httpStatus(err) === 404 || httpStatus(err) === 403) continue;
+      if (httpStatus(err) === 404 || httpStatus(err) === 403) return [];
       throw err;
     }
-    for (const object of objects) if (isOwnedBy(object, owner)) found.push({ ref: refOf(kind, object), object });
-  }
-  return found;
+  }));
+  return kinds.flatMap((kind, i) => (lists[i] ?? []).filter((object) => isOwnedBy(object, owner)).map((object) => ({ ref: refOf(kind, object), object })));
 }
 
 /** The same-named Endpoints of a Service ref, which kube-apiserver deletes along with the Service. */

@@ -18,6 +18,8 @@ import { SERVICE_IMPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
 import type { ResourceDescriptor } from '../../src/common/api/meta.js';
 
 const LEADER_NS = 'leader-ns';
+/** Writes in flight in an initial sync: what bench:imports measured fastest (docs/testing.md). */
+const SYNC_WRITES_IN_FLIGHT = 24;
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'east' };
 const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'agent-ns' };
 
@@ -561,8 +563,43 @@ describe('Importer: atomic service imports', () => {
   });
 });
 
+describe('Importer: throughput of an initial sync', () => {
+  it('lists every kind of the index at once before the first write', async () => {
+    const s = setup();
+    const release = s.store.hold('list');
+    s.importer.resume(s.leader.api());
+    const kinds = importTargetKinds(DEFAULT_CONFIG.imports).length;
+    // One after the other, only the first list would be in flight while it is held.
+    try {
+      await waitFor(`${String(kinds)} lists in flight`, () => s.store.pending === kinds);
+    } finally {
+      release();
+    }
+    await settle(s);
+    await s.importer.stop();
+  });
+
+  it(`keeps at least ${String(SYNC_WRITES_IN_FLIGHT)} writes in flight, as many as the fastest minimal client keeps (bench:imports)`, async () => {
+    const s = setup();
+    const names = Array.from({ length: 2 * SYNC_WRITES_IN_FLIGHT }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
+    for (const name of names) s.leader.put(epsRI('team-a', name), svcRI('team-a', name));
+    const release = s.store.hold('create');
+    s.importer.resume(s.leader.api());
+    try {
+      // A worker writes its import's objects one after the other (a ServiceImport needs its
+      // Service's IP, Endpoints come after their slices): the requests in flight are the workers.
+      await waitFor(`${String(SYNC_WRITES_IN_FLIGHT)} creates in flight`, () => s.store.pending >= SYNC_WRITES_IN_FLIGHT);
+    } finally {
+      // Also on failure: stopping the importer waits for the held creates.
+      release();
+    }
+    await waitFor('imported', () => names.every((name) => objectsOf(s.store, 'team-a', name) === 4), 20_000);
+    await s.importer.stop();
+  });
+});
+
 describe('Importer: the per-leader cap', () => {
-  it('is exact under concurrency 8 with slow creates, and all-or-nothing per exported service', async () => {
+  it('is exact under concurrent workers with slow creates, and all-or-nothing per exported service', async () => {
     const store = new FakeStore();
     store.latency = { create: () => 1 + Math.random() * 8, get: 1 };
     const s = setup({ store, policy: { maxObjectsPerLeader: 41 } });
