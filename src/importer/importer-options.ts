@@ -32,6 +32,7 @@ export interface ImporterOptions {
   readonly onCountsChanged: () => void;
   readonly onOutcome?: (kind: string, outcome: ImportOutcome) => void;
   readonly onRejection?: (rule: string) => void;
+  /** @default IMPORT_WORKERS */
   readonly concurrency?: number;
   /** The ServiceImport version the member serves (mcs.ts `servedMcsVersion`). @default v1beta1 */
   readonly serviceImport?: ResourceDescriptor;
@@ -42,3 +43,12 @@ export interface ImporterOptions {
   /** The ClusterSet's other leaders' importers, when it lists several (import-board.ts). */
   readonly sources?: ImportSources;
 }
+
+/**
+ * Imports reconciled at once. A worker writes its import's objects one after the other (a
+ * ServiceImport needs its Service's IP; Endpoints come after their slices), so this is also the
+ * writes in flight of an initial sync. The fastest minimal client of bench:imports keeps 16
+ * Services in flight, 16 to 32 writes; with 8 workers the agent kept 8 and took 1.5-1.7× its
+ * time, with 24 about as long as it (docs/testing.md, "Benchmark: imports").
+ */
+export const IMPORT_WORKERS = 24;

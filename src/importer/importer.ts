@@ -38,7 +38,7 @@ import { RESOURCE_IMPORT_ANNOTATION } from './ownership.js';
 import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unavailableNamespaces, type Rejection } from './policy.js';
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
-import type { ImporterOptions } from './importer-options.js';
+import { IMPORT_WORKERS, type ImporterOptions } from './importer-options.js';
 import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
 import { keptForOtherLeaders, purgeOwned } from './purge.js';
 import { ImportReports } from './import-reports.js';
@@ -56,14 +56,6 @@ const MISSING_KIND_RECHECK_MS = 60_000;
 const CAPACITY_RETRY_MS = 500;
 /** Delay before a failed purge of a lost leader's imports is tried again. */
 const PURGE_RETRY_MS = 10_000;
-/**
- * Imports reconciled at once. A worker writes its import's objects one after the other (a
- * ServiceImport needs its Service's IP; Endpoints come after their slices), so this is also the
- * writes in flight of an initial sync. The fastest minimal client of bench:imports keeps 16
- * Services in flight, 16 to 32 writes; with 8 workers the agent kept 8 and took 1.5-1.7× its
- * time, with 24 about as long as it (docs/testing.md, "Benchmark: imports").
- */
-const IMPORT_WORKERS = 24;
 
 export class Importer implements LeaderLink {
   private readonly queue: WorkQueue;
