@@ -48,7 +48,8 @@ export interface ImporterOptions {
  * Imports reconciled at once. A worker writes its import's objects one after the other (a
  * ServiceImport needs its Service's IP; Endpoints come after their slices), so this is also the
  * writes in flight of an initial sync. The fastest minimal client of bench:imports keeps 16
- * Services in flight, 16 to 32 writes; with 8 workers the agent kept 8 and took 1.5-1.7× its
- * time, with 24 about as long as it (docs/testing.md, "Benchmark: imports").
+ * Services in flight, 16 to 32 writes. Syncing 4,000 objects, 8 workers took 1.5-1.7× its
+ * time and 24 about as long as it; at 10,000 the agent's CPU limits it more than this
+ * (docs/testing.md, "Benchmark: imports").
  */
 export const IMPORT_WORKERS = 24;
