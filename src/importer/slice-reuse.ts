@@ -5,8 +5,8 @@
 // the endpoints do not; writing the new names and deleting the old would delete a slice every
 // consumer (kube-proxy, CoreDNS) is reading. The EndpointSlice controller itself updates the
 // slices it has rather than replacing them: so does the importer. A slice of ours that the new
-// set does not name is taken for a new slice of the same address family (of the same source
-// cluster first), so a switch costs an update, never a delete and a create.
+// set does not name is taken for a new slice of the same address family and source cluster (or
+// where one side has none), so a switch costs an update, never a delete and a create.
 import { antreaMCName } from '../common/api/names.js';
 import { MCS_SOURCE_CLUSTER_LABEL, SLICE_SERVICE_NAME_LABEL } from './endpoint-slices.js';
 import type { DesiredObject } from './rules.js';
@@ -53,8 +53,11 @@ export function reuseSliceNames(objects: readonly DesiredObject[], existing: rea
     if (existing.some((e) => e.name === desired.name && e.namespace === desired.namespace)) return desired;
     const family = desired.body['addressType'];
     const cluster = labelsOf(desired.body)[MCS_SOURCE_CLUSTER_LABEL];
+    // Another cluster's slice is not taken: its name would name the wrong cluster. One without a
+    // source cluster (from Antrea's leader), or a new one without (to it), may be.
     const candidates = free.filter((e) => !taken.has(e) && e.namespace === desired.namespace && e.name.startsWith(`${service}.`)
-      && serviceOf(e.object) === service && e.object['addressType'] === family);
+      && serviceOf(e.object) === service && e.object['addressType'] === family
+      && [cluster, undefined].includes(labelsOf(e.object)[MCS_SOURCE_CLUSTER_LABEL]));
     const pick = candidates.find((e) => labelsOf(e.object)[MCS_SOURCE_CLUSTER_LABEL] === cluster) ?? candidates[0];
     if (pick === undefined) return desired;
     taken.add(pick);

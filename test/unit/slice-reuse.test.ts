@@ -28,6 +28,11 @@ describe('reuseSliceNames: a new set of slices written into the import\'s existi
     assert.deepEqual(names(out), ['antrea-mc-web.east.ipv4=antrea-mc-web.east.ipv4', 'antrea-mc-web.ipv4=antrea-mc-web.ipv4', 'antrea-mc-web.old.ipv6=antrea-mc-web.old.ipv6']);
   });
 
+  it('another cluster\'s slice is not taken (its name would name the wrong cluster); it goes, the new one is created', () => {
+    const out = reuseSliceNames([slice('antrea-mc-web.west.ipv4', 'IPv4', 'west')], [existing(slice('antrea-mc-web.east.ipv4', 'IPv4', 'east'))]);
+    assert.deepEqual(names(out), ['antrea-mc-web.west.ipv4=antrea-mc-web.west.ipv4']);
+  });
+
   it('the same input twice gives the same names (a restart writes nothing)', () => {
     const desired = [slice('antrea-mc-web.east.ipv4', 'IPv4', 'east')];
     const first = reuseSliceNames(desired, [existing(slice('antrea-mc-web.ipv4', 'IPv4'))]);
