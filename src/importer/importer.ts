@@ -591,9 +591,9 @@ export class Importer implements LeaderLink {
     return given;
   }
 
-  /** What other leaders wrote for an import this leader is the source of, with this leader's own: written into, not beside. */
+  /** What other leaders wrote for an import this leader is the source of, with its own: written into, not beside (re-read first: another index may be old). */
   private adopt(riName: string, sources: ImportSources): Map<string, Owned> {
-    for (const entry of sources.adopt(riName)) if (this.owned.get(keyOf(entry.ref)) === undefined) this.owned.set(keyOf(entry.ref), { ...entry, deleting: false });
+    for (const entry of sources.adopt(riName)) if (this.owned.get(keyOf(entry.ref)) === undefined) this.owned.set(keyOf(entry.ref), { ...entry, deleting: false, stale: true });
     return this.owned.ofRI(riName);
   }
 }

@@ -33,8 +33,8 @@ function serviceOf(object: Readonly<Record<string, unknown>>): unknown {
 
 /**
  * `objects` with each EndpointSlice whose name is not among `existing` renamed to an unused
- * existing slice of the same Service and address family, preferring one of the same source
- * cluster, then the lowest name: deterministic, so the next reconcile of the same input picks
+ * existing slice of the same Service, address family and source cluster (or one side without
+ * a source cluster), preferring the same source cluster, then the lowest name: deterministic, so the next reconcile of the same input picks
  * the same names and writes nothing. Only slices named by this project's scheme for that Service
  * (`antrea-mc-<svc>.…`) are taken: a slice of an older naming is replaced, as before. Other
  * objects, and slices whose name exists already, are returned as they are.
