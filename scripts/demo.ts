@@ -173,6 +173,9 @@ async function main(): Promise<void> {
   await waitFor('antrea-mc-web gone from west', async () => !(await exists(() => westCore.readNamespacedService({ namespace: 'default', name: 'antrea-mc-web' }))), { timeoutMs: 60_000, intervalMs: 250 });
   say('west: the import is gone with east');
   show(await kubectl(west, ['get', 'services', '-n', 'default']));
+  // The leader writes its ClusterSet status at most once a second: the import may go first.
+  await waitFor('the leader counts one member', async () => (await kubectl(l, ['get', 'clusterset', CLUSTERSET_ID, '-n', LEADER_NS, '-o', 'jsonpath={.status.totalClusters}'])).trim() === '1',
+    { timeoutMs: 30_000, intervalMs: 250 });
   show(await kubectl(l, ['get', 'clustersets', '-n', LEADER_NS]));
 
   if (values.once) {
