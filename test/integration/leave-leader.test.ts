@@ -41,7 +41,7 @@ async function cli(command: 'join' | 'leave', args: readonly string[]): Promise<
 }
 
 const condition = (cs: ClusterSet, type: string) => cs.status?.conditions?.find((c) => c.type === type);
-type Meta = { metadata?: { name?: string; uid?: string; resourceVersion?: string } };
+type Meta = { metadata?: { name?: string; uid?: string; resourceVersion?: string; generation?: number } };
 const versions = (kind: string, items: readonly Meta[]) => items.map((o) => [`${kind}/${o.metadata?.name ?? ''}`, `${o.metadata?.uid ?? ''}@${o.metadata?.resourceVersion ?? ''}`] as const);
 
 describe('leave --leader: one leader of two taken out, the other untouched', () => {
@@ -58,7 +58,7 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
   const crs = async (cp: ControlPlane, d: { group: string; version: string; plural: string }, namespace: string, labelSelector?: string) =>
     ((await custom(cp).listNamespacedCustomObject({ group: d.group, version: d.version, plural: d.plural, namespace, ...(labelSelector !== undefined && { labelSelector }) })) as { items: (Meta & { clusterID?: string })[] }).items;
 
-  /** What east has on a leader: its access (uid@resourceVersion), its announce and its exports (uid: heartbeats rewrite the announce). */
+  /** What east has on a leader: its access (uid@resourceVersion), the leader ClusterSet (uid@generation), its announce and its exports (uid: heartbeats rewrite the announce). */
   async function eastOn(l: LeaderID): Promise<Record<string, string>> {
     const kc = leader(l).adminConfig();
     const core = kc.makeApiClient(CoreV1Api);
@@ -69,7 +69,8 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
       ...versions('ServiceAccount', found),
       ...versions('RoleBinding', bindings),
       ...versions('Secret', (await core.listNamespacedSecret({ namespace: LEADER_NS, labelSelector: `${MEMBER_TOKEN_LABEL}=east` })).items),
-      ...versions('ClusterSet', await crs(leader(l), CLUSTERSET, LEADER_NS)),
+      // The leader's own controller writes its ClusterSet's status: uid@generation (spec and metadata untouched by leave).
+      ...(await crs(leader(l), CLUSTERSET, LEADER_NS)).map((c) => [`ClusterSet/${c.metadata?.name ?? ''}`, `${c.metadata?.uid ?? ''}@${String(c.metadata?.generation ?? '')}`] as const),
       ...announces.map((a) => [`MemberClusterAnnounce/${a.metadata?.name ?? ''}`, a.metadata?.uid ?? ''] as const),
       ...(await crs(leader(l), RESOURCE_EXPORT, LEADER_NS, 'sourceClusterID=east')).map((re) => [`ResourceExport/${re.metadata?.name ?? ''}`, re.metadata?.uid ?? ''] as const),
     ]);
