@@ -303,6 +303,7 @@ async function benchLeader(): Promise<void> {
   row('ClusterSet status writes at rest', 'statusRest', perMin);
   row('ClusterSet status writes under churn', 'statusChurn', perMin);
   row('ClusterSet status writes after the restart', 'statusAfter', perMin);
+  row('ClusterSet status writes over the three phases', 'statusRun', perMin, 'ours: one per change of a member\'s state, paced to one a second; Antrea: every 30 s');
   row('restart: start -> ready', 'restartReadyMs', secs, 'Antrea: to /readyz and its webhooks carrying its CA');
   row(`restart: leader writes in it and the ${String(o.afterRestartMs / 1000)} s after`, 'restartWrites', String);
   row('members\' beats lost to errors (the whole run)', 'beatErrors', String);

@@ -13,7 +13,7 @@ import {
 import { sameCanonical } from '../common/kube/canonical.js';
 import { isNotFound } from '../common/kube/errors.js';
 import { isDeleting } from './decisions/aggregate.js';
-import { BeatPeriods, FlapTracker, timeoutProblem } from './decisions/beats.js';
+import { BeatPeriods, FlapTracker, timeoutProblem, TimeoutReports } from './decisions/beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
 import { leaderClusterSetStatus, memberLiveness } from './decisions/liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
@@ -32,8 +32,8 @@ export class StatusReconciler {
   readonly #timeoutMs: number;
   readonly #periods = new BeatPeriods();
   readonly #flaps: FlapTracker;
-  /** clusterID → the timeout problem last reported for it. */
-  readonly #reported = new Map<string, string>();
+  /** Members whose timeout problem was said (once each while it lasts). */
+  readonly #reported = new TimeoutReports();
   /** `<ClusterSet>/<message>` of each duplicate cluster ID reported now: each is said (log, Event) once. */
   #duplicates = new Set<string>();
   readonly #sightings: BeatSightings;
@@ -59,16 +59,15 @@ export class StatusReconciler {
     const clusterID = announce.clusterID ?? '';
     if (deleted) {
       this.#periods.forget(clusterID);
-      this.#reported.delete(clusterID);
+      this.#reported.forget(clusterID);
       this.#sightings.forget(nameOf(announce));
       this.#clockAhead.delete(clusterID);
       return;
     }
     this.#observeClock(announce);
     this.#periods.observe(clusterID, lastBeatOf(announce));
-    const problem = timeoutProblem(clusterID, this.#timeoutMs, this.#periods.periodOf(clusterID));
-    if (problem === undefined || this.#reported.get(clusterID) === problem) return;
-    this.#reported.set(clusterID, problem);
+    const problem = this.#reported.next(clusterID, timeoutProblem(clusterID, this.#timeoutMs, this.#periods.periodOf(clusterID)));
+    if (problem === undefined) return;
     this.#ctx.log.warn('member timeout too short for a member', { memberClusterID: clusterID, message: problem });
     this.#ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ctx.ns), 'Warning', REASON_TIMEOUT_TOO_SHORT, problem);
   }

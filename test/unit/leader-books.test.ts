@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import type { MemberClusterAnnounce, ResourceExport, ResourceImport, ResourceImportSpec } from '../../src/common/api/antrea.js';
 import { lastSignOfLife } from '../../src/common/api/announce-times.js';
 import { decideAnnounce } from '../../src/leader/decisions/announce-plan.js';
-import { BeatPeriods, FlapTracker, timeoutProblem } from '../../src/leader/decisions/beats.js';
+import { BeatPeriods, FlapTracker, timeoutProblem, TimeoutReports } from '../../src/leader/decisions/beats.js';
 import { decideImportWrite, forEachBounded, importBody, MANAGED_BY_LABEL, MANAGED_BY_LEADER, orphanExports, orphanImports } from '../../src/leader/decisions/books.js';
 import { ClusterInfoJudge, clusterInfoVerdicts } from '../../src/leader/decisions/clusterinfo-check.js';
 import { cidrsOverlap, parseCidr } from '../../src/common/net/cidr.js';
@@ -204,6 +204,19 @@ describe('leader liveness that fits every member', () => {
     assert.equal(timeoutProblem('antrea', 30_000, 10_000), undefined);
     assert.equal(timeoutProblem('ours', 6_000, 2_000), undefined);
     assert.equal(timeoutProblem('new', 2_000, undefined), undefined);
+  });
+
+  it('a member\'s timeout problem is said once while it lasts, however its period moves, and again after it cleared', () => {
+    const reports = new TimeoutReports();
+    // A busy API server: the measured period moves by a second from beat to beat.
+    const said = [47_000, 48_000, 49_000, 47_000].map((period) => reports.next('m1', timeoutProblem('m1', 30_000, period)));
+    assert.equal(said.filter((s) => s !== undefined).length, 1);
+    assert.match(said[0] ?? '', /beats every 47.0 s/);
+    assert.match(reports.next('m2', timeoutProblem('m2', 30_000, 48_000)) ?? '', /member m2/, 'each member on its own');
+    assert.equal(reports.next('m1', timeoutProblem('m1', 30_000, 10_000)), undefined, 'cleared');
+    assert.match(reports.next('m1', timeoutProblem('m1', 30_000, 50_000)) ?? '', /beats every 50.0 s/, 'said again after it cleared');
+    reports.forget('m2');
+    assert.notEqual(reports.next('m2', timeoutProblem('m2', 30_000, 48_000)), undefined, 'a member gone and back is said again');
   });
 
   it('a flapping member is reported once, then quiet until steady for a window', () => {

@@ -51,6 +51,32 @@ export function timeoutProblem(clusterID: string, timeoutMs: number, periodMs: n
     `it turns Disconnected between beats; set leader.memberTimeoutSeconds (CSA_LEADER_MEMBER_TIMEOUT) above ${String(Math.ceil(needed / 1000))} s (three beats is usual)`;
 }
 
+/**
+ * Which timeout problems to say: each member's once while it lasts, and again only after it
+ * cleared. Not once per distinct message: the period is the smallest of the last few gaps, so on
+ * a busy API server it moves by a second at a time, and each new figure was said again (a
+ * 1,000-member bench logged 7,138 warnings and as many Events in 36 minutes, adding to the load
+ * that caused them).
+ */
+export class TimeoutReports {
+  readonly #said = new Set<string>();
+
+  /** The problem to say now for `clusterID` (its current one, or none), undefined when already said. */
+  next(clusterID: string, problem: string | undefined): string | undefined {
+    if (problem === undefined) {
+      this.#said.delete(clusterID);
+      return undefined;
+    }
+    if (this.#said.has(clusterID)) return undefined;
+    this.#said.add(clusterID);
+    return problem;
+  }
+
+  forget(clusterID: string): void {
+    this.#said.delete(clusterID);
+  }
+}
+
 export interface FlapReport {
   /** Log this transition on its own (false while the member is reported as flapping). */
   readonly logTransition: boolean;
