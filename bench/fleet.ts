@@ -390,12 +390,17 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
         if (ready) { if (!readySeenAt.has(id)) readySeenAt.set(id, seen); continue; }
         if (!disconnectedSeenAt.has(id)) disconnectedSeenAt.set(id, seen);
         // A verdict is false when, at its transition time (whole seconds, so up to 1 s later in
-        // truth), the member's last beat was less than the timeout old.
+        // truth), the member's last beat was less than the timeout old. Only beats stamped 2 s
+        // before it count: a beat is stamped before its PUT is sent (whole seconds too), so one
+        // stamped just before the verdict may not have landed yet. Counting it called a member
+        // that had not beaten for 32 s, then beat a second before the verdict, "false" (a
+        // 300-member run on a loaded machine: its leader logged "No update after 19:04:51" at
+        // 19:05:24.6, the bench's last beat was stamped 19:05:23).
         const at = Date.parse(c?.lastTransitionTime ?? '');
         const key = `${id} ${c?.lastTransitionTime ?? ''}`;
         if (judged.has(key) || Number.isNaN(at)) continue;
         judged.add(key);
-        const last = (beatsOf.get(id) ?? []).filter((b) => b <= at).at(-1);
+        const last = (beatsOf.get(id) ?? []).filter((b) => b <= at - 2000).at(-1);
         if (last !== undefined && at - last < o.timeoutMs - 1000) falseDisconnected.push(`${id} at ${c?.lastTransitionTime ?? ''} (last beat ${new Date(last).toISOString()})`);
       }
       for (const id of [...shownReady.keys()]) if (!listed.has(id)) shownReady.delete(id);
