@@ -28,6 +28,26 @@ export interface BoardMember {
   surrender?(riName: string): readonly Owned[];
 }
 
+/** What of one leader's importer the board calls (importer.ts). */
+export interface BoardImporter {
+  sourceView(riName: string): ReturnType<BoardMember['view']>;
+  recheck(riName: string): void;
+  recheckAll(): void;
+  takeOver(): void;
+  handOver(riName: string): readonly Owned[];
+}
+
+/** The board's member for one leader's importer: how the ImportManager (and the tests) join it. */
+export function boardMemberOf(importer: BoardImporter): BoardMember {
+  return {
+    view: (riName) => importer.sourceView(riName),
+    recheck: (riName) => { importer.recheck(riName); },
+    recheckAll: () => { importer.recheckAll(); },
+    takeOver: () => { importer.takeOver(); },
+    surrender: (riName) => importer.handOver(riName),
+  };
+}
+
 /** One importer's handle on its ClusterSet's board. */
 export interface ImportSources {
   /** The ClusterSet lists several leaders: imports are shared between them. */

@@ -5,29 +5,18 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ResourceImport, ResourceImportList } from '../../src/common/api/antrea.js';
-import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import { Importer } from '../../src/importer/importer.js';
-import { ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
+import { boardMemberOf, ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
 import { ENDPOINT_SOURCES_ANNOTATION } from '../../src/common/api/names.js';
 import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { epsRI as endpointsOf, LEADER_NS, RILeader, svcRI as serviceImportOf } from './fakes/ri-leader.js';
 
-const LEADER_NS = 'leader-ns';
-
-function svcRI(name: string, port = 80): ResourceImport {
-  return {
-    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-service`, namespace: LEADER_NS },
-    spec: { name, namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port, protocol: 'TCP' }] } } },
-  };
-}
-function epsRI(name: string, ip = '10.1.0.1'): ResourceImport {
-  return {
-    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-endpoints`, namespace: LEADER_NS },
-    spec: { name, namespace: 'team-a', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
-  };
-}
+/** The ServiceImport and Endpoints imports of team-a/`name`. */
+const svcRI = (name: string, port?: number) => serviceImportOf('team-a', name, port);
+const epsRI = (name: string, ip?: string) => endpointsOf('team-a', name, ip);
 /** The Endpoints import as this project's leader sends it: which cluster each subset came from. */
 function epsRIWithSources(name: string, sources: string): ResourceImport {
   const ri = epsRI(name);
@@ -35,50 +24,6 @@ function epsRIWithSources(name: string, sources: string): ResourceImport {
 }
 const sliceKey = (name: string) => storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: 'team-a', name });
 const serviceKey = (name: string) => storeKey({ group: '', plural: 'services', namespace: 'team-a', name: `antrea-mc-${name}` });
-
-/** A leader's ResourceImports, listed and watched as the importer's informer consumes them. */
-class RILeader {
-  readonly server = 'https://leader.example:6443';
-  readonly namespace = LEADER_NS;
-  readonly resourceImportsPath = `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${LEADER_NS}/resourceimports`;
-  readonly items = new Map<string, ResourceImport>();
-  #rv = 1;
-  #watches: ((phase: string, obj: unknown) => void)[] = [];
-  readonly watch = {
-    watch: (_p: string, _q: Record<string, unknown>, callback: (phase: string, obj: unknown) => void, done: (err: unknown) => void): Promise<AbortController> => {
-      const controller = new AbortController();
-      controller.signal.addEventListener('abort', () => {
-        this.#watches = this.#watches.filter((w) => w !== callback);
-        done(new DOMException('This operation was aborted', 'AbortError'));
-      });
-      this.#watches.push(callback);
-      return Promise.resolve(controller);
-    },
-  };
-  api(): LeaderApi {
-    return this as unknown as LeaderApi;
-  }
-  listResourceImports(): Promise<ResourceImportList> {
-    return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.#rv) }, items: [...this.items.values()].map((i) => structuredClone(i)) });
-  }
-  put(...ris: ResourceImport[]): void {
-    for (const r of ris) {
-      this.#rv += 1;
-      const name = r.metadata?.name ?? '';
-      const stored = { ...structuredClone(r), metadata: { ...r.metadata, resourceVersion: String(this.#rv) } };
-      const existed = this.items.has(name);
-      this.items.set(name, stored);
-      for (const w of [...this.#watches]) w(existed ? 'MODIFIED' : 'ADDED', structuredClone(stored));
-    }
-  }
-  remove(name: string): void {
-    const found = this.items.get(name);
-    if (!found) return;
-    this.#rv += 1;
-    this.items.delete(name);
-    for (const w of [...this.#watches]) w('DELETED', { ...found, metadata: { ...found.metadata, resourceVersion: String(this.#rv) } });
-  }
-}
 
 const running: Importer[] = [];
 afterEach(async () => {
@@ -103,7 +48,7 @@ function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Recor
       sources: board.handle(leader),
     });
     // As the ImportManager joins them.
-    const member = { view: (n: string) => importer.sourceView(n), recheck: (n: string) => { importer.recheck(n); }, recheckAll: () => { importer.recheckAll(); }, takeOver: () => { importer.takeOver(); }, surrender: (n: string) => importer.handOver(n) };
+    const member = boardMemberOf(importer);
     board.join(leader, member);
     members[leader] = member;
     running.push(importer);
