@@ -206,6 +206,38 @@ describe('several leaders: imports merged across leaders', () => {
     assert.equal(s.store.objects.get(serviceKey('web'))?.metadata?.labels?.[LEADER_LABEL], 'b', 'web stays for b\'s own retention');
   });
 
+  // The first leader refuses an import the other holds: the other yields and leaves its objects
+  // behind for the first, which never adopts them (it refuses), and hands them over again at
+  // every full resync (its index rebuild takes them in). Once both withdraw the import, nobody
+  // ever adopts them. The board drops what a rebuild covers: a bounded set, not one more copy
+  // of every object per resync for as long as the ClusterSet lives.
+  it('left-behind entries no source adopts stay bounded over full resyncs, and go once the import is withdrawn', async () => {
+    const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
+    s.leaderB.put(svcRI('api'), epsRI('api'));
+    s.b.resume(s.leaderB.api());
+    await waitFor('api imported from b', () => s.b.counts().total === 4);
+    s.leaderA.put(svcRI('api'), epsRI('api'));
+    s.a.resume(s.leaderA.api());
+    await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+    await settle(s);
+    const before = writes(s).length;
+    const resync = async () => {
+      s.a.takeOver();
+      await settle(s);
+    };
+    for (let i = 0; i < 6; i += 1) await resync();
+    assert.ok(s.board.leftBehindCount <= 8, `left behind after 6 full resyncs: ${String(s.board.leftBehindCount)} (two resyncs' worth of 4 objects at most)`);
+    assert.deepEqual(writes(s).slice(before), [], 'nothing written or deleted meanwhile');
+    assert.equal(s.store.ownedNow(), 4);
+
+    s.leaderA.remove('team-a-api-endpoints', 'team-a-api-service');
+    s.leaderB.remove('team-a-api-endpoints', 'team-a-api-service');
+    await settle(s);
+    for (let i = 0; i < 2; i += 1) await resync();
+    assert.equal(s.store.ownedNow(), 0, 'a rebuild took the withdrawn import\'s objects in and removed them');
+    assert.equal(s.board.leftBehindCount, 0);
+  });
+
   it('copies that differ: the first leader\'s is kept, an Event and a count say so', async () => {
     const s = setup();
     s.leaderA.put(svcRI('api', 80));
