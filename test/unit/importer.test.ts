@@ -13,6 +13,7 @@ import { purgeOwned } from '../../src/importer/purge.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
 import { ApiError } from '../../src/common/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { waitFor as waitUntil } from '../harness/wait.js';
 import { epsRI, LEADER_NS, resourceImport, RILeader, svcRI } from './fakes/ri-leader.js';
 import { SERVICE_IMPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
 import type { ResourceDescriptor } from '../../src/common/api/meta.js';
@@ -101,13 +102,8 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
   return { importer, store, leader, namespaces, terminating, log: lines, events };
 }
 
-async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Polls `check` every 5 ms until it holds, up to a deadline. */
+const waitFor = (what: string, check: () => boolean, timeoutMs = 5_000) => waitUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 5 });
 
 /** Lets timers and pending promises run: the importer is idle and stays so. */
 async function settle(s: Setup): Promise<void> {

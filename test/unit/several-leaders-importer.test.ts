@@ -12,6 +12,7 @@ import { boardMemberOf, ImportBoard, type BoardMember } from '../../src/importer
 import { ENDPOINT_SOURCES_ANNOTATION } from '../../src/common/api/names.js';
 import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { waitFor as waitUntil } from '../harness/wait.js';
 import { epsRI as endpointsOf, LEADER_NS, RILeader, svcRI as serviceImportOf } from './fakes/ri-leader.js';
 
 /** The ServiceImport and Endpoints imports of team-a/`name`. */
@@ -61,13 +62,8 @@ function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Recor
 type Setup = ReturnType<typeof setup>;
 const writes = (s: Setup) => s.store.calls.filter((c) => /^(create|replace|delete) /.test(c));
 
-async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Polls `check` every 5 ms until it holds, up to a deadline. */
+const waitFor = (what: string, check: () => boolean, timeoutMs = 5_000) => waitUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 5 });
 
 async function settle(s: Setup): Promise<void> {
   for (let i = 0; i < 3; i += 1) {
