@@ -178,8 +178,8 @@ export class ImportBoard {
    * another source) is not covered: it stays for that source to adopt.
    */
   private rebuilt(self: string, listing: IndexListing): void {
-    // An importer that left the board (a late rebuild): its index is nobody's to surrender.
-    if (!this.#members.has(self)) return;
+    // An importer that left the board (a late rebuild) or cannot surrender: its index hands nothing over.
+    if (this.#members.get(self)?.surrender === undefined) return;
     const before = this.#rebuilt.get(self);
     this.#rebuilt.set(self, this.#seq);
     if (before === undefined) return;

@@ -376,7 +376,7 @@ export class Importer implements LeaderLink {
       if (sources?.decide(riName).kind === 'yield') continue;
       this.owned.set(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
     }
-    this.options.sources?.rebuilt({ kinds: importTargetKinds(this.options.policy, this.options.serviceImport), found, indexed: (key) => this.owned.get(key) !== undefined });
+    if (!this.link.stopped) this.options.sources?.rebuilt({ kinds: importTargetKinds(this.options.policy, this.options.serviceImport), found, indexed: (key) => this.owned.get(key) !== undefined });
     // Reservations follow what exists and who is admitted.
     if (this.capacity.settle(slotsFor)) this.scheduleCapacityRetry();
     if (this.capacity.reservedTotal > this.capacity.limit) {

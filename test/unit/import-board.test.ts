@@ -18,8 +18,8 @@ function entry(riName: string, name: string, kind = SERVICES): Owned {
   return { ref, riName, group: `team-a/${riName}`, live: { metadata: { name } }, deleting: false };
 }
 
-/** A member holding nothing, connected: it never keeps an entry from going by itself. */
-const member = (): BoardMember => ({ view: () => ({ state: 'connected', ri: undefined }), recheck: () => undefined, recheckAll: () => undefined });
+/** A connected member holding no import, with nothing of its own to surrender. */
+const member = (): BoardMember => ({ view: () => ({ state: 'connected', ri: undefined }), recheck: () => undefined, recheckAll: () => undefined, surrender: () => [] });
 
 /** A rebuild that listed every kind, found `found` and indexed `indexed` of them. */
 function listing(found: readonly Owned[], indexed: readonly Owned[] = found): IndexListing {

@@ -7,7 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
-import { Importer } from '../../src/importer/importer.js';
+import { Importer, importTargetKinds } from '../../src/importer/importer.js';
 import { boardMemberOf, ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
 import { ENDPOINT_SOURCES_ANNOTATION } from '../../src/common/api/names.js';
 import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
@@ -232,6 +232,36 @@ describe('several leaders: imports merged across leaders', () => {
     for (let i = 0; i < 2; i += 1) await resync();
     assert.equal(s.store.ownedNow(), 0, 'a rebuild took the withdrawn import\'s objects in and removed them');
     assert.equal(s.board.leftBehindCount, 0);
+  });
+
+  // The ImportManager replaces a leader's importer (leaves the board, stops it, joins the new
+  // one): a rebuild of the old one that ends after that counts for nothing. Were it to count as
+  // the new importer's, the new one's first rebuild, whose list may have begun before what was
+  // left behind existed, would take it for gone.
+  it('a stopped importer\'s late index rebuild does not count as its successor\'s', async () => {
+    const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
+    s.leaderB.put(svcRI('api'), epsRI('api'));
+    s.b.resume(s.leaderB.api());
+    await waitFor('api imported from b', () => s.b.counts().total === 4);
+    s.leaderA.put(svcRI('api'), epsRI('api'));
+    s.a.resume(s.leaderA.api());
+    await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+    s.a.takeOver();
+    await settle(s);
+    const left = s.board.leftBehindCount;
+    assert.ok(left > 0);
+    const release = s.store.hold('list');
+    s.a.takeOver();
+    await waitFor('a\'s rebuild listing', () => s.store.calls.some((c) => c.startsWith('list ')) && s.store.pending > 0);
+    s.board.leave('a', s.members.a ?? assert.fail('no member a'));
+    const stopped = s.a.stop();
+    s.board.join('a', { view: () => ({ state: 'absent', ri: undefined }), recheck: () => undefined, recheckAll: () => undefined, surrender: () => [] });
+    release();
+    await stopped;
+    assert.equal(s.board.leftBehindCount, left);
+    // The new importer's first rebuild, having found none of it: nothing is dropped yet.
+    s.board.handle('a').rebuilt({ kinds: importTargetKinds(DEFAULT_CONFIG.imports), found: [], indexed: () => false });
+    assert.equal(s.board.leftBehindCount, left);
   });
 
   it('copies that differ: the first leader\'s is kept, an Event and a count say so', async () => {
