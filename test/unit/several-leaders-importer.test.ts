@@ -82,6 +82,21 @@ async function bothHoldApi(s: Setup): Promise<void> {
   await settle(s);
 }
 
+/**
+ * `api` imported through b; then a, the first leader, holds it too and refuses it (team-a is in
+ * its imports.deniedNamespaces): a is its source, and b yields what it wrote to a, which never adopts it.
+ */
+async function refusedByTheFirst(): Promise<Setup> {
+  const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
+  s.leaderB.put(svcRI('api'), epsRI('api'));
+  s.b.resume(s.leaderB.api());
+  await waitFor('api imported from b', () => s.b.counts().total === 4);
+  s.leaderA.put(svcRI('api'), epsRI('api'));
+  s.a.resume(s.leaderA.api());
+  await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+  return s;
+}
+
 describe('several leaders: imports merged across leaders', () => {
   it('an import both leaders hold is one set of objects from the first leader, with no conflict', async () => {
     const s = setup();
@@ -208,13 +223,7 @@ describe('several leaders: imports merged across leaders', () => {
   // ever adopts them. The board drops what a rebuild covers: a bounded set, not one more copy
   // of every object per resync for as long as the ClusterSet lives.
   it('left-behind entries no source adopts stay bounded over full resyncs, and go once the import is withdrawn', async () => {
-    const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
-    s.leaderB.put(svcRI('api'), epsRI('api'));
-    s.b.resume(s.leaderB.api());
-    await waitFor('api imported from b', () => s.b.counts().total === 4);
-    s.leaderA.put(svcRI('api'), epsRI('api'));
-    s.a.resume(s.leaderA.api());
-    await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+    const s = await refusedByTheFirst();
     await settle(s);
     const before = writes(s).length;
     const resync = async () => {
@@ -239,13 +248,7 @@ describe('several leaders: imports merged across leaders', () => {
   // the new importer's, the new one's first rebuild, whose list may have begun before what was
   // left behind existed, would take it for gone.
   it('a stopped importer\'s late index rebuild does not count as its successor\'s', async () => {
-    const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
-    s.leaderB.put(svcRI('api'), epsRI('api'));
-    s.b.resume(s.leaderB.api());
-    await waitFor('api imported from b', () => s.b.counts().total === 4);
-    s.leaderA.put(svcRI('api'), epsRI('api'));
-    s.a.resume(s.leaderA.api());
-    await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+    const s = await refusedByTheFirst();
     s.a.takeOver();
     await settle(s);
     const left = s.board.leftBehindCount;
