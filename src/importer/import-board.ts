@@ -2,7 +2,9 @@
 // the source of an import (import-sources.ts decides), and tells the others when what it
 // holds or its connection changed, so that they look at the affected imports again.
 import type { ResourceImport } from '../common/api/antrea.js';
+import type { KindRef, ObjectRef } from './local-store.js';
 import type { Owned } from './owned-index.js';
+import { keyOf } from './targets.js';
 import { decideSource, differingSources, heldElsewhere, type SourceDecision, type SourceView } from './import-sources.js';
 
 /** What the board needs of one leader's importer. */
@@ -28,6 +30,26 @@ export interface BoardMember {
   surrender?(riName: string): readonly Owned[];
 }
 
+/** What of one leader's importer the board calls (importer.ts). */
+export interface BoardImporter {
+  sourceView(riName: string): ReturnType<BoardMember['view']>;
+  recheck(riName: string): void;
+  recheckAll(): void;
+  takeOver(): void;
+  handOver(riName: string): readonly Owned[];
+}
+
+/** The board's member for one leader's importer: how the ImportManager (and the tests) join it. */
+export function boardMemberOf(importer: BoardImporter): BoardMember {
+  return {
+    view: (riName) => importer.sourceView(riName),
+    recheck: (riName) => { importer.recheck(riName); },
+    recheckAll: () => { importer.recheckAll(); },
+    takeOver: () => { importer.takeOver(); },
+    surrender: (riName) => importer.handOver(riName),
+  };
+}
+
 /** One importer's handle on its ClusterSet's board. */
 export interface ImportSources {
   /** The ClusterSet lists several leaders: imports are shared between them. */
@@ -51,13 +73,34 @@ export interface ImportSources {
   adopt(riName: string): Owned[];
   /** This leader's importer goes: what it wrote for imports another leader holds, for the next source to adopt. */
   leaveBehind(entries: readonly Owned[]): void;
+  /**
+   * This leader's importer rebuilt its index from a list of the ClusterSet's objects: the kinds
+   * it listed, what it found, and whether an object (by key) is in its index now.
+   */
+  rebuilt(listing: IndexListing): void;
+}
+
+export interface IndexListing {
+  readonly kinds: readonly KindRef[];
+  readonly found: readonly { readonly ref: ObjectRef }[];
+  readonly indexed: (key: string) => boolean;
+}
+
+/** A left-behind entry, with the board's count of leaveBehind calls when it was left. */
+interface LeftBehind {
+  readonly entry: Owned;
+  readonly seq: number;
 }
 
 export class ImportBoard {
   #order: readonly string[] = [];
   readonly #members = new Map<string, BoardMember>();
   /** What importers that went left for the next source of each import, by import. */
-  readonly #leftBehind = new Map<string, Owned[]>();
+  readonly #leftBehind = new Map<string, LeftBehind[]>();
+  /** leaveBehind calls so far: orders what was left against the importers' index rebuilds. */
+  #seq = 0;
+  /** Per leader, #seq when its importer last rebuilt its index. */
+  readonly #rebuilt = new Map<string, number>();
 
   /** The ClusterSet's leaders in spec.leaders order: the order decides the source. */
   setLeaders(order: readonly string[]): void {
@@ -78,10 +121,18 @@ export class ImportBoard {
     this.#members.set(leaderClusterID, member);
   }
 
+  /** How many left-behind entries wait for a source to adopt them (what the bound keeps small). */
+  get leftBehindCount(): number {
+    let count = 0;
+    for (const list of this.#leftBehind.values()) count += list.length;
+    return count;
+  }
+
   /** A leader's importer is gone: the others take over what it was the source of. */
   leave(leaderClusterID: string, member: BoardMember): void {
     if (this.#members.get(leaderClusterID) !== member) return;
     this.#members.delete(leaderClusterID);
+    this.#rebuilt.delete(leaderClusterID);
     for (const other of this.#members.values()) {
       if (other.takeOver) other.takeOver();
       else other.recheckAll();
@@ -99,20 +150,47 @@ export class ImportBoard {
       others: () => [...this.#members.keys()].filter((id) => id !== self),
       adopt: (riName) => this.adopt(self, riName),
       leaveBehind: (entries) => {
+        this.#seq += 1;
         for (const entry of entries) {
           const list = this.#leftBehind.get(entry.riName) ?? [];
-          list.push(entry);
+          list.push({ entry, seq: this.#seq });
           this.#leftBehind.set(entry.riName, list);
         }
       },
+      rebuilt: (listing) => { this.rebuilt(self, listing); },
     };
   }
 
   private adopt(self: string, riName: string): Owned[] {
-    const out = this.#leftBehind.get(riName) ?? [];
+    const out = (this.#leftBehind.get(riName) ?? []).map((left) => left.entry);
     this.#leftBehind.delete(riName);
     for (const [id, member] of this.#members) if (id !== self && member.surrender) out.push(...member.surrender(riName));
     return out;
+  }
+
+  /**
+   * What was left behind is dropped once an index rebuild covers it, so that entries no source
+   * ever adopts (an import the source refuses, or that every leader withdrew) do not pile up
+   * until the board goes. Covered: left before `self`'s previous rebuild ended, so before this
+   * rebuild's list began, and now in `self`'s index (the next source gets it from there through
+   * `surrender`), or of a kind the list covered and not found (gone: adopting it would only
+   * re-read it and create it anyway). Found and not indexed (`self` leaves that import to
+   * another source) is not covered: it stays for that source to adopt.
+   */
+  private rebuilt(self: string, listing: IndexListing): void {
+    // An importer that left the board (a late rebuild) or cannot surrender: its index hands nothing over.
+    if (this.#members.get(self)?.surrender === undefined) return;
+    const before = this.#rebuilt.get(self);
+    this.#rebuilt.set(self, this.#seq);
+    if (before === undefined) return;
+    const found = new Set(listing.found.map((f) => keyOf(f.ref)));
+    const listed = (ref: ObjectRef) => listing.kinds.some((k) => k.group === ref.group && k.plural === ref.plural);
+    const covered = ({ ref }: Owned) => listing.indexed(keyOf(ref)) || (listed(ref) && !found.has(keyOf(ref)));
+    for (const [riName, list] of this.#leftBehind) {
+      const kept = list.filter((left) => left.seq > before || !covered(left.entry));
+      if (kept.length === 0) this.#leftBehind.delete(riName);
+      else if (kept.length < list.length) this.#leftBehind.set(riName, kept);
+    }
   }
 
   /** Every leader's view, in spec order; an importer of a leader no longer listed comes last. */

@@ -39,7 +39,7 @@ import { checkImport, invalidObject, namespaceTerminating, tooManyObjects, unava
 import { RiState } from './ri-state.js';
 import { desiredForImport, type ImportPlan } from './rules.js';
 import { IMPORT_WORKERS, type ImporterOptions } from './importer-options.js';
-import { desiredRef, keyOf, listOwned, missingKind } from './targets.js';
+import { desiredRef, importTargetKinds, keyOf, listOwned, missingKind } from './targets.js';
 import { keptForOtherLeaders, purgeOwned } from './purge.js';
 import { ImportReports } from './import-reports.js';
 import type { ImportSources } from './import-board.js';
@@ -303,8 +303,7 @@ export class Importer implements LeaderLink {
   }
 
   private periodicResync(): void {
-    if (!this.canWork() || this.resyncing !== undefined) return;
-    void this.fullResync();
+    if (this.canWork() && this.resyncing === undefined) void this.fullResync();
   }
 
   private startCountdown(ms: number): void {
@@ -377,6 +376,7 @@ export class Importer implements LeaderLink {
       if (sources?.decide(riName).kind === 'yield') continue;
       this.owned.set(keyOf(ref), { ref, riName, group: groupOfObject(ref, riName), live: object, deleting: false });
     }
+    if (!this.link.stopped) this.options.sources?.rebuilt({ kinds: importTargetKinds(this.options.policy, this.options.serviceImport), found, indexed: (key) => this.owned.get(key) !== undefined });
     // Reservations follow what exists and who is admitted.
     if (this.capacity.settle(slotsFor)) this.scheduleCapacityRetry();
     if (this.capacity.reservedTotal > this.capacity.limit) {

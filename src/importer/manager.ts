@@ -12,7 +12,7 @@ import { Importer, type ImporterLogger, type ImportOutcome } from './importer.js
 import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
-import { ImportBoard, type BoardMember } from './import-board.js';
+import { boardMemberOf, ImportBoard, type BoardMember } from './import-board.js';
 import { apiClient } from '../common/kube/shared-connections.js';
 import { paged } from '../common/kube/paginate.js';
 import { mcsResources, type McsResources } from '../common/api/mcs.js';
@@ -134,13 +134,7 @@ export class ImportManager {
       // mcs-api v0.5's status.endpointSliceObjects (KEP-1645 beta: implementations publish it).
       endpointSliceObjects: this.mcs.version === 'v1beta1',
     });
-    const member: BoardMember = {
-      view: (riName) => importer.sourceView(riName),
-      recheck: (riName) => { importer.recheck(riName); },
-      recheckAll: () => { importer.recheckAll(); },
-      takeOver: () => { importer.takeOver(); },
-      surrender: (riName) => importer.handOver(riName),
-    };
+    const member = boardMemberOf(importer);
     this.members.set(importer, member);
     board.join(target.leaderClusterID, member);
     byLeader.set(target.leaderClusterID, importer);

@@ -11,10 +11,7 @@
 // slice without a cluster in its name) are kept and updated by our leader's import.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { joinCommand } from '../../src/cli/join-command.js';
 import { RESOURCE_IMPORT, type ClusterSet } from '../../src/common/api/antrea.js';
 import { AGENT_NS, CLUSTERSET_ID, LEADER_NS } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
@@ -26,6 +23,7 @@ import {
 } from '../harness/interop.js';
 import { kubectl } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/wait.js';
 
 const ANTREA_LEADER = 'antrea-leader';
@@ -33,13 +31,7 @@ const OUR_LEADER = 'csa-leader';
 /** Antrea's member announces every 10 s and starts importing on its second beat. */
 const converge = { timeoutMs: 90_000, intervalMs: 250 };
 
-async function join(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const code = await runCommand(new Command('clusterset-agent').addCommand(joinCommand(io, exit)), ['join', ...args], io, exit);
-  return { code, ...out };
-}
+const join = (args: readonly string[]) => runCli('join', args);
 
 const condition = (cs: ClusterSet | undefined, type: string) => cs?.status?.conditions?.find((c) => c.type === type);
 

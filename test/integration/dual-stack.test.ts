@@ -6,16 +6,14 @@
 // A and AAAA in the dual-stack member, A only in the single-stack one.
 import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
-import { LeaderController } from '../../src/leader/controller.js';
-import { capturedLogger } from '../harness/clusterset.js';
-import { joinAgents, startLeaderController, stopAgentsAndLeader, type AgentMember } from '../harness/agents.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
+import { useAgentClusterSet, type AgentMember } from '../harness/agents.js';
+import { startControlPlane } from '../harness/control-plane.js';
 import { lookup, startCoreDNS, type CoreDNS } from '../harness/coredns.js';
 import { maybe } from '../harness/imports.js';
-import { onFailureShowLogs } from '../harness/report.js';
+import { exportService } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const NS = 'team-a';
@@ -25,39 +23,21 @@ const familyOf = (ip: string) => (isIP(ip) === 6 ? 'IPv6' : 'IPv4');
 type Member = AgentMember;
 
 describe('dual-stack ClusterSetIP: a dual-stack export into a dual-stack and a single-stack member', () => {
-  let leader: ControlPlane;
-  let controller: LeaderController | undefined;
-  const leaderLog = capturedLogger();
-  const members: Member[] = [];
+  const { members } = useAgentClusterSet(NS, async () => {
+    const [leader, east, west] = await Promise.all([startControlPlane('ds-leader'), startControlPlane('ds-east', { dualStack: true }), startControlPlane('ds-west')]);
+    return { leader, members: [['east', east], ['west', west]] };
+  });
 
   const serviceImport = (m: Member, name: string) => maybe(async () => (await m.cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
     group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: NS, name,
   })) as ServiceImport);
   const exportDualStack = async (m: Member, name: string, headless: boolean) => {
-    const kc = m.cp.adminConfig();
-    const svc = await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: NS, body: { metadata: { name }, spec: {
-      ipFamilyPolicy: 'PreferDualStack', ...(headless && { clusterIP: 'None' }), ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }],
-    } } });
-    assert.equal(svc.spec?.ipFamilies?.length, 2, 'the exporting member is dual-stack');
-    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({ namespace: NS, body: {
-      metadata: { name: `${name}-abc`, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4',
-      endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }],
-    } });
-    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: NS,
-      body: { apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, metadata: { name } } });
+    const { service } = await exportService(m.cp.adminConfig(), NS, name, {
+      spec: { ipFamilyPolicy: 'PreferDualStack', ...(headless && { clusterIP: 'None' }), ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }] },
+      endpoints: { addresses: ['10.244.1.5'], ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }] },
+    });
+    assert.equal(service.spec?.ipFamilies?.length, 2, 'the exporting member is dual-stack');
   };
-
-  before(async () => {
-    const [l, east, west] = await Promise.all([startControlPlane('ds-leader'), startControlPlane('ds-east', { dualStack: true }), startControlPlane('ds-west')]);
-    leader = l;
-    controller = await startLeaderController(leader, leaderLog.logger);
-    await joinAgents(leader, [['east', east], ['west', west]], NS, members);
-  });
-  after(async () => {
-    await stopAgentsAndLeader(leader, controller, members);
-  });
-  onFailureShowLogs(() => [leader, ...members.map((m) => m.cp)], () =>
-    `--- leader log ---\n${leaderLog.text()}\n${members.map((m) => `--- ${m.id} log ---\n${m.log.text()}`).join('\n')}`);
 
   it('imports one VIP per family, in the order of ipFamilies: both in the dual-stack member, IPv4 in the single-stack one', async () => {
     const [east, west] = members as [Member, Member];

@@ -5,17 +5,16 @@
 // export's; a key dropped from the export leaves the ServiceImports, a key a user added stays.
 // And status.endpointSliceObjects (item 5) is Present on every ServiceImport (v1beta1 served).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
+import { describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceExport, type ServiceImport } from '../../src/common/api/mcs.js';
 import { EXPORTED_LABELS_ANNOTATION } from '../../src/common/api/exported-metadata.js';
 import { RESOURCE_EXPORT, type ResourceExport } from '../../src/common/api/antrea.js';
-import type { LeaderController } from '../../src/leader/controller.js';
-import { capturedLogger, LEADER_NS } from '../harness/clusterset.js';
-import { joinAgents, startLeaderController, stopAgentsAndLeader, type AgentMember } from '../harness/agents.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { LEADER_NS } from '../harness/clusterset.js';
+import { useAgentClusterSet, type AgentMember } from '../harness/agents.js';
+import { startControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
-import { onFailureShowLogs } from '../harness/report.js';
+import { exportService } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const NS = 'team-a';
@@ -26,10 +25,11 @@ const converge = { timeoutMs: 20_000, intervalMs: 200 };
 type Member = AgentMember;
 
 describe('exported labels and annotations: to every ServiceImport, the oldest export winning a conflict', () => {
-  let leader: ControlPlane;
-  let controller: LeaderController | undefined;
-  const leaderLog = capturedLogger();
-  const members: Member[] = [];
+  const clusterSet = useAgentClusterSet(NS, async () => {
+    const [leader, east, west] = await Promise.all([startControlPlane('xl-leader'), startControlPlane('xl-east'), startControlPlane('xl-west')]);
+    return { leader, members: [['east', east], ['west', west]] };
+  });
+  const { members } = clusterSet;
 
   const custom = (m: Member) => m.cp.adminConfig().makeApiClient(CustomObjectsApi);
   const mcs = (d: typeof SERVICE_IMPORT | typeof SERVICE_EXPORT) => ({ group: d.group, version: d.version, plural: d.plural, namespace: NS, name: NAME });
@@ -40,19 +40,12 @@ describe('exported labels and annotations: to every ServiceImport, the oldest ex
     assert.ok(se);
     await custom(m).replaceNamespacedCustomObject({ ...mcs(SERVICE_EXPORT), body: { ...se, spec } });
   };
-  const exportHello = async (m: Member, ip: string, spec: NonNullable<ServiceExport['spec']>) => {
-    const kc = m.cp.adminConfig();
-    await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: NS, body: {
-      metadata: { name: NAME, labels: { 'service-own': 'label' }, annotations: { 'service-own': 'annotation' } },
-      spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
-    } });
-    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({ namespace: NS, body: {
-      metadata: { name: `${NAME}-abc`, labels: { 'kubernetes.io/service-name': NAME } }, addressType: 'IPv4',
-      endpoints: [{ addresses: [ip], conditions: { ready: true } }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
-    } });
-    await custom(m).createNamespacedCustomObject({ group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: NS,
-      body: { apiVersion: SERVICE_EXPORT.apiVersion, kind: SERVICE_EXPORT.kind, metadata: { name: NAME }, spec } });
-  };
+  const exportHello = (m: Member, ip: string, spec: NonNullable<ServiceExport['spec']>) => exportService(m.cp.adminConfig(), NS, NAME, {
+    metadata: { labels: { 'service-own': 'label' }, annotations: { 'service-own': 'annotation' } },
+    spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    endpoints: { addresses: [ip], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    exportSpec: spec,
+  });
   const conflict = (m: Member, status: 'True' | 'False') => waitFor(`ServiceExport in ${m.id} Conflict=${status}`, async () => {
     const c = (await serviceExport(m))?.status?.conditions?.find((x) => x.type === 'Conflict');
     return c?.status === status ? c : undefined;
@@ -62,18 +55,6 @@ describe('exported labels and annotations: to every ServiceImport, the oldest ex
     const si = await serviceImport(m);
     return si !== undefined && ok(si) ? si : undefined;
   }, converge)));
-
-  before(async () => {
-    const [l, east, west] = await Promise.all([startControlPlane('xl-leader'), startControlPlane('xl-east'), startControlPlane('xl-west')]);
-    leader = l;
-    controller = await startLeaderController(leader, leaderLog.logger);
-    await joinAgents(leader, [['east', east], ['west', west]], NS, members);
-  });
-  after(async () => {
-    await stopAgentsAndLeader(leader, controller, members);
-  });
-  onFailureShowLogs(() => [leader, ...members.map((m) => m.cp)], () =>
-    `--- leader log ---\n${leaderLog.text()}\n${members.map((m) => `--- ${m.id} log ---\n${m.log.text()}`).join('\n')}`);
 
   it('puts one exporter\'s labels and annotations on the ServiceImport of every member within 20 s, never the Service\'s own', async () => {
     const [east] = members as [Member, Member];
@@ -86,7 +67,7 @@ describe('exported labels and annotations: to every ServiceImport, the oldest ex
       assert.equal(si.metadata?.labels?.['app.kubernetes.io/managed-by'], 'clusterset-agent', 'the agent\'s own label stands');
     }
     // The wire: the member's Service RE carries them, as annotations Antrea's controllers ignore.
-    const re = (await leader.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    const re = (await clusterSet.leader.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
       group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS, name: `east-${NS}-${NAME}-service`,
     })) as ResourceExport;
     assert.equal(re.metadata?.annotations?.[EXPORTED_LABELS_ANNOTATION], '{"team":"a","tier":"web"}');

@@ -12,17 +12,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ContainerStatus } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { joinCommand } from '../../src/cli/join-command.js';
-import { statusCommand } from '../../src/cli/status-command.js';
 import { k8sBins, repoRoot } from '../harness/bins.js';
 import { chartReleases, startChartProcess } from '../harness/chart-processes.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { HARNESS_ROOT, type ManagedProcess } from '../harness/processes.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -32,14 +29,6 @@ const LEADER_RELEASE_NS = 'csa-leader';
 const LEADER_NS = 'antrea-multicluster';
 const CS = 'first-hour';
 const IMAGE = 'registry.invalid/team/clusterset-agent';
-
-async function cli(make: typeof joinCommand, name: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const code = await runCommand(new Command('clusterset-agent').addCommand(make(io, exit)), [name, ...args], io, exit);
-  return { code, ...out };
-}
 
 /** One Pod of the Deployment, as its ReplicaSet would create it, with a container status as its kubelet would write it. */
 async function podOf(cp: ControlPlane, namespace: string, deployment: string, container: (image: string, name: string) => V1ContainerStatus, phase = 'Pending'): Promise<void> {
@@ -68,7 +57,7 @@ describe('the first hour on real clusters (issue 33)', () => {
   // A fresh apiserver answers 429 "storage is (re)initializing" for a moment after a CRD is
   // installed: status then exits 1 (could not read), and is asked again.
   const status = (cp: ControlPlane) => waitFor(`status of ${cp.name} read`, async () => {
-    const res = await cli(statusCommand, 'status', ['--kubeconfig', cp.kubeconfigPath]);
+    const res = await runCli('status', ['--kubeconfig', cp.kubeconfigPath]);
     if (res.code === 1) throw new Error(res.stderr);
     return res;
   }, { timeoutMs: 30_000, intervalMs: 500 });
@@ -93,7 +82,7 @@ describe('the first hour on real clusters (issue 33)', () => {
       name, image, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } },
     }));
     const pulled = /Pod clusterset-agent\/clusterset-agent-7d9f-x2k4q: container agent cannot pull image registry\.invalid\/team\/clusterset-agent:0\.1\.0 \(ImagePullBackOff\): Back-off pulling image .*set image\.repository and image\.tag/;
-    const join = await cli(joinCommand, 'join', ['--leader-kubeconfig', leader.kubeconfigPath, '--member-kubeconfig', east.kubeconfigPath,
+    const join = await runCli('join', ['--leader-kubeconfig', leader.kubeconfigPath, '--member-kubeconfig', east.kubeconfigPath,
       '--cluster-id', 'east', '--clusterset', CS, '--leader-cluster-id', 'leader', '--leader-server', leader.server, '--wait', '3']);
     assert.equal(join.code, 1, join.stdout + join.stderr);
     assert.match(join.stderr, /waiting for ClusterSet clusterset-agent\/first-hour: no Ready condition yet \(the agent is not running\); Pod clusterset-agent/);

@@ -4,11 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, RbacAuthorizationV1Api, type V1CustomResourceDefinition, type V1EndpointSlice } from '@kubernetes/client-node';
-import { Command } from 'commander';
 import { parse } from 'yaml';
 import { RESOURCE_IMPORT, type ResourceImport } from '../../src/common/api/antrea.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { statusCommand } from '../../src/cli/status-command.js';
 import { ENDPOINT_SOURCES_ANNOTATION, IMPORTED_SERVICE_ANNOTATION } from '../../src/common/api/names.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { startAgent, type Agent } from '../../src/agent.js';
@@ -20,6 +17,7 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { clusterInfoRI, endpointsRI, leaderImports, maybe, memberReads, serviceImportRI } from '../harness/imports.js';
 import { applyCrds, createNamespace, tokenConfig } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { runCli } from '../harness/cli.js';
 import { readAuditEvents, type AuditEvent } from '../harness/agent-process.js';
 import { waitFor } from '../harness/wait.js';
 import { parseConfigFlags } from '../../src/cli/config-flags.js';
@@ -32,13 +30,7 @@ const MEMBER_ID = 'east';
 const converge = { timeoutMs: 15_000, intervalMs: 100 };
 
 /** `clusterset-agent status` against one cluster. */
-async function statusOf(cp: ControlPlane): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const code = await runCommand(new Command('clusterset-agent').addCommand(statusCommand(io, exit)), ['status', '--kubeconfig', cp.kubeconfigPath], io, exit);
-  return { code, ...out };
-}
+const statusOf = (cp: ControlPlane) => runCli('status', ['--kubeconfig', cp.kubeconfigPath]);
 
 describe('imports from a leader', () => {
   let leader: ControlPlane;

@@ -5,14 +5,10 @@
 // join's RBAC, reported by `status`, and restored byte for byte by `leave`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, RbacAuthorizationV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { CLUSTERSET } from '../../src/common/api/antrea.js';
 import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
-import { statusCommand } from '../../src/cli/status-command.js';
 import { COREDNS_ACCESS_NAME } from '../../src/cli/dns/configure.js';
 import { planCorefilePatch } from '../../src/cli/dns/corefile.js';
 import { loadConfig } from '../../src/common/config/config.js';
@@ -24,6 +20,7 @@ import { lookup, startCoreDNS } from '../harness/coredns.js';
 import { createNamespace } from '../harness/kube.js';
 import { maybe } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/wait.js';
 import { KUBEADM_COREFILE } from '../fixtures/corefiles.js';
 
@@ -31,15 +28,6 @@ const CS = 'prod';
 const NS = 'apps';
 /** The kubernetes plugin in a server block that never sees clusterset.local queries. */
 const UNKNOWN_SHAPE = 'cluster.local:53 {\n    kubernetes cluster.local {\n        pods insecure\n    }\n}\n.:53 {\n    forward . /etc/resolv.conf\n}\n';
-
-async function cli(command: 'join' | 'leave' | 'status', args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const made = command === 'join' ? joinCommand(io, exit) : command === 'leave' ? leaveCommand(io, exit) : statusCommand(io, exit);
-  const code = await runCommand(new Command('clusterset-agent').addCommand(made), [command, ...args], io, exit);
-  return { code, ...out };
-}
 
 describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterset.local', () => {
   let leader: ControlPlane;
@@ -49,7 +37,7 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   const log = capturedLogger();
   const sides = () => ['--leader-kubeconfig', leader.kubeconfigPath, '--member-kubeconfig', member.kubeconfigPath];
   // The leader is on loopback, which members here do reach: given explicitly (join refuses a loopback URL it only defaulted to).
-  const join = () => cli('join', [...sides(), '--cluster-id', 'east', '--clusterset', CS, '--leader-cluster-id', 'leader', '--leader-server', leader.server, '--wait', '60', '--configure-dns']);
+  const join = () => runCli('join', [...sides(), '--cluster-id', 'east', '--clusterset', CS, '--leader-cluster-id', 'leader', '--leader-server', leader.server, '--wait', '60', '--configure-dns']);
   const configMap = () => member.adminConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: 'kube-system', name: 'coredns' });
   const setImage = async (image: string) => {
     await member.adminConfig().makeApiClient(AppsV1Api).patchNamespacedDeployment({ namespace: 'kube-system', name: 'coredns',
@@ -116,7 +104,7 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   });
 
   it('patches kubeadm\'s Corefile and grants ServiceImports; status says served: yes', async () => {
-    const statusBefore = await cli('status', ['--kubeconfig', member.kubeconfigPath]);
+    const statusBefore = await runCli('status', ['--kubeconfig', member.kubeconfigPath]);
     const res = await join();
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stderr, /member: created ClusterRole clusterset-agent:coredns-serviceimports/);
@@ -124,7 +112,7 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
     assert.equal((await configMap()).data?.['Corefile'], (planCorefilePatch(KUBEADM_COREFILE) as { corefile: string }).corefile);
     assert.deepEqual(JSON.parse(JSON.stringify((await accessRole())?.rules)), [{ apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceimports'], verbs: ['list', 'watch'] }]);
     assert.equal(statusBefore.stdout.includes('clusterset.local served'), false, 'no member ClusterSet before the join: nothing said');
-    const status = await cli('status', ['--kubeconfig', member.kubeconfigPath]);
+    const status = await runCli('status', ['--kubeconfig', member.kubeconfigPath]);
     assert.match(status.stdout, /\nclusterset\.local served: yes \(/, status.stdout);
   });
 
@@ -164,7 +152,7 @@ describe('join --configure-dns and leave: the member\'s CoreDNS serves clusterse
   });
 
   it('leave restores the Corefile byte for byte and removes join\'s RBAC', async () => {
-    const res = await cli('leave', [...sides(), '--clusterset', CS, '--wait', '60']);
+    const res = await runCli('leave', [...sides(), '--clusterset', CS, '--wait', '60']);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stderr, /removed clusterset\.local \(added by join --configure-dns\)/);
     assert.equal((await configMap()).data?.['Corefile'], KUBEADM_COREFILE);

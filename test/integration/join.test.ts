@@ -6,16 +6,14 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../src/common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION } from '../../src/common/api/names.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
 import { readAuditEvents } from '../harness/agent-process.js';
+import { runCli } from '../harness/cli.js';
 import { ANTREA_MEMBER_ROLE_RULES, AGENT_NS, capturedLogger, installCrds, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { freePort, startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createNamespace, issueToken, tokenConfig } from '../harness/kube.js';
@@ -25,15 +23,6 @@ import { waitFor } from '../harness/wait.js';
 const CS = 'prod';
 const JOINER = 'joiner';
 const JOINER_USER = `system:serviceaccount:kube-system:${JOINER}`;
-
-async function cli(command: 'join' | 'leave', args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const made = command === 'join' ? joinCommand(io, exit) : leaveCommand(io, exit);
-  const code = await runCommand(new Command('clusterset-agent').addCommand(made), [command, ...args], io, exit);
-  return { code, ...out };
-}
 
 /** A kubeconfig file for a cluster-admin ServiceAccount `joiner`, so its requests stand apart in the audit log. */
 async function joinerKubeconfig(cp: ControlPlane, file: string): Promise<string> {
@@ -126,7 +115,7 @@ describe('clusterset-agent join and leave', () => {
 
   it('--dry-run checks and prints what join would write, and writes nothing', async () => {
     const since = Date.now();
-    const res = await cli('join', joinArgs(['--dry-run']));
+    const res = await runCli('join', joinArgs(['--dry-run']));
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /kind: ClusterSet[\s\S]*clusterID: east[\s\S]*server: https:\/\/127\.0\.0\.1:\d+/);
     assert.match(res.stdout, /kind: Secret[\s\S]*token: <token issued by join>/);
@@ -135,7 +124,7 @@ describe('clusterset-agent join and leave', () => {
   });
 
   it('joins from nothing: access on the leader, Secret and ClusterSet in the member, Ready', async () => {
-    const res = await cli('join', joinArgs());
+    const res = await runCli('join', joinArgs());
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.match(res.stdout, /^member east joined ClusterSet prod \(leader leader\): Ready \(Connected\); 6 object\(s\) written\n$/);
     for (const line of ['leader: created ServiceAccount antrea-multicluster/member-east', 'leader: created RoleBinding antrea-multicluster/member-east', 'leader: created Secret antrea-multicluster/member-east-token-', 'leader: issued a token for antrea-multicluster/member-east', 'member: created Secret clusterset-agent/leader-token', 'member: created ClusterSet clusterset-agent/prod']) {
@@ -152,7 +141,7 @@ describe('clusterset-agent join and leave', () => {
 
   it('a second join changes nothing: no write on either cluster', async () => {
     const since = Date.now();
-    const res = await cli('join', joinArgs());
+    const res = await runCli('join', joinArgs());
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.match(res.stdout, /nothing written, all in place/);
     assert.deepEqual({ leader: joinerWrites(leader, since), member: joinerWrites(member, since) }, { leader: [], member: [] });
@@ -174,7 +163,7 @@ describe('clusterset-agent join and leave', () => {
     ];
     for (const [what, args, message] of cases) {
       const since = Date.now();
-      const res = await cli('join', args);
+      const res = await runCli('join', args);
       assert.equal(res.code, 4, `${what}: ${res.stdout}${res.stderr}`);
       assert.match(res.stderr, /^refused, nothing written:\n/, what);
       assert.match(res.stderr, message, what);
@@ -184,7 +173,7 @@ describe('clusterset-agent join and leave', () => {
     // The existing membership is named precisely when a join contradicts it.
     // (Each case above but the loopback one passes --leader-server: a loopback default is refused
     // before join's later checks, such as the ServiceAccount's, would run.)
-    const res = await cli('join', sides(['--cluster-id', 'east2', '--clusterset', CS, '--leader-server', leader.server]));
+    const res = await runCli('join', sides(['--cluster-id', 'east2', '--clusterset', CS, '--leader-server', leader.server]));
     assert.equal(res.code, 4);
     assert.match(res.stderr, /the member already has ClusterSet clusterset-agent\/prod for another membership: spec\.clusterID is "east", join needs "east2"/);
     await core.deleteNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-west' });
@@ -202,7 +191,7 @@ describe('clusterset-agent join and leave', () => {
     await otherCustom.createNamespacedCustomObject({ ...mca, body: { apiVersion: `${MEMBER_CLUSTER_ANNOUNCE.group}/${MEMBER_CLUSTER_ANNOUNCE.version}`, kind: MEMBER_CLUSTER_ANNOUNCE.kind, metadata: { name: 'member-announce-from-east' }, clusterID: 'east', clusterSetID: CS, leaderClusterID: 'leader' } });
     await other.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: LEADER_NS, body: { metadata: { name: 'member-east', labels: { 'app.kubernetes.io/managed-by': 'clusterset-agent' }, annotations: { [CLUSTER_ID_ANNOTATION]: 'east' } } } });
     const since = Date.now();
-    const res = await cli('leave', ['--leader-kubeconfig', files.member, '--member-kubeconfig', files.member, '--clusterset', CS, '--wait', '5']);
+    const res = await runCli('leave', ['--leader-kubeconfig', files.member, '--member-kubeconfig', files.member, '--clusterset', CS, '--wait', '5']);
     assert.equal(res.code, 4, res.stdout + res.stderr);
     assert.match(res.stderr, /^refused, nothing written:\n/);
     assert.match(res.stderr, /the leader context's ClusterSet antrea-multicluster\/prod is not the one this member joined \(uid [0-9a-f-]+, join recorded [0-9a-f-]+\)/);
@@ -210,7 +199,7 @@ describe('clusterset-agent join and leave', () => {
     await otherCustom.getNamespacedCustomObject({ ...mca, name: 'member-announce-from-east' });
     await other.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
     // The right leader, dry: what leave would delete, and nothing written.
-    const dry = await cli('leave', sides(['--clusterset', CS, '--dry-run']));
+    const dry = await runCli('leave', sides(['--clusterset', CS, '--dry-run']));
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
     assert.match(dry.stdout, new RegExp('^leave would, in order:\n  member: delete ClusterSet clusterset-agent/prod\n  member: delete Secret clusterset-agent/leader-token\n' +
       '  leader: delete RoleBinding antrea-multicluster/member-east\n  leader: delete Secret antrea-multicluster/member-east-token-[a-z0-9]{5}\n  leader: delete ServiceAccount antrea-multicluster/member-east\n$'));
@@ -220,7 +209,7 @@ describe('clusterset-agent join and leave', () => {
   it('leave leaves both clusters as before join, and the old token is refused', async () => {
     const secret = await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' });
     const token = Buffer.from(secret.data?.['token'] ?? '', 'base64').toString('utf8');
-    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    const res = await runCli('leave', sides(['--clusterset', CS, '--wait', '60']));
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.match(res.stderr, /leader: deleted ServiceAccount antrea-multicluster\/member-east; every token issued for it is void/);
     assert.deepEqual({ leader: await objects(leader, 'leader'), member: await objects(member, 'member') }, before_);
@@ -234,7 +223,7 @@ describe('clusterset-agent join and leave', () => {
         return (err as { code?: number }).code === 401;
       }
     }, { timeoutMs: 30_000, intervalMs: 250 });
-    const again = await cli('leave', sides(['--clusterset', CS]));
+    const again = await runCli('leave', sides(['--clusterset', CS]));
     assert.equal(again.code, 4);
     assert.match(again.stderr, /the member has no ClusterSet clusterset-agent\/prod: nothing to leave/);
   });
@@ -243,10 +232,10 @@ describe('clusterset-agent join and leave', () => {
     const rbac = leader.adminConfig().makeApiClient(RbacAuthorizationV1Api);
     const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: MEMBER_ROLE_NAME };
     await rbac.createNamespacedRoleBinding({ namespace: LEADER_NS, body: { metadata: { name: 'east-sa' }, roleRef, subjects: [{ kind: 'ServiceAccount', name: 'auditor', namespace: LEADER_NS }] } });
-    const joined = await cli('join', joinArgs(['--service-account', 'east-sa']));
+    const joined = await runCli('join', joinArgs(['--service-account', 'east-sa']));
     assert.equal(joined.code, 0, joined.stdout + joined.stderr);
     assert.match(joined.stderr, /leader: added ServiceAccount east-sa to RoleBinding antrea-multicluster\/east-sa/);
-    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    const res = await runCli('leave', sides(['--clusterset', CS, '--wait', '60']));
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.match(res.stderr, /the member's ServiceAccount on the leader is antrea-multicluster\/east-sa \(from the ClusterSet join wrote\)/);
     assert.match(res.stderr, /leader: removed ServiceAccount east-sa from RoleBinding antrea-multicluster\/east-sa \(join did not create it; it stays\)/);
@@ -259,12 +248,12 @@ describe('clusterset-agent join and leave', () => {
 
   it('leave names what it did not create and exits 5: a ServiceAccount made by hand stays', async () => {
     const core = leader.adminConfig().makeApiClient(CoreV1Api);
-    const joined = await cli('join', joinArgs());
+    const joined = await runCli('join', joinArgs());
     assert.equal(joined.code, 0, joined.stdout + joined.stderr);
     // The account's managed-by label removed: as if an administrator had made it by hand.
     const account = await core.readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
     await core.replaceNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east', body: Object.assign({}, account, { metadata: Object.assign({}, account.metadata, { labels: {} }) }) });
-    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    const res = await runCli('leave', sides(['--clusterset', CS, '--wait', '60']));
     assert.equal(res.code, 5, res.stdout + res.stderr);
     assert.match(res.stderr, /not removed, still in place:\n {2}- ServiceAccount antrea-multicluster\/member-east on the leader: not created by join or create-member-token .* its tokens stay valid until you delete it/);
     await core.readNamespacedServiceAccount({ namespace: LEADER_NS, name: 'member-east' });
@@ -275,10 +264,10 @@ describe('clusterset-agent join and leave', () => {
     const readToken = async () => Buffer.from((await member.adminConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: AGENT_NS, name: 'leader-token' })).data?.['token'] ?? '', 'base64').toString('utf8');
     const announces = (token: string) => tokenConfig(leader, token).makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural, namespace: LEADER_NS });
     // A token of ten minutes: the next join renews it (it expires within 7 days).
-    const first = await cli('join', joinArgs(['--duration', '10m']));
+    const first = await runCli('join', joinArgs(['--duration', '10m']));
     assert.equal(first.code, 0, first.stdout + first.stderr);
     const old = await readToken();
-    const second = await cli('join', joinArgs());
+    const second = await runCli('join', joinArgs());
     assert.equal(second.code, 0, second.stdout + second.stderr);
     assert.match(second.stderr, /needs a new token: its token expires at \S+, within 7 days/);
     assert.match(second.stderr, /leader: deleted Secret antrea-multicluster\/member-east-token-[a-z0-9]{5}: the token bound to it is revoked/);
@@ -293,7 +282,7 @@ describe('clusterset-agent join and leave', () => {
       }
     }, { timeoutMs: 30_000, intervalMs: 250 });
     await announces(current);
-    const res = await cli('leave', sides(['--clusterset', CS, '--wait', '60']));
+    const res = await runCli('leave', sides(['--clusterset', CS, '--wait', '60']));
     assert.equal(res.code, 0, res.stdout + res.stderr);
     assert.deepEqual({ leader: await objects(leader, 'leader'), member: await objects(member, 'member') }, before_);
   });

@@ -6,39 +6,27 @@
 // leader-a are gone, as is the Secret join made for leader-a.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type ClusterSet } from '../../src/common/api/antrea.js';
-import { SERVICE_EXPORT, SERVICE_IMPORT } from '../../src/common/api/mcs.js';
+import { SERVICE_IMPORT } from '../../src/common/api/mcs.js';
 import { MEMBER_TOKEN_LABEL } from '../../src/common/api/names.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { joinCommand, leaveCommand } from '../../src/cli/join-command.js';
-import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { MEMBER_ROLE_NAME } from '../../src/leader/decisions/member-role.js';
-import {
-  AGENT_NS, ANTREA_MEMBER_ROLE_RULES, capturedLogger, CLUSTERSET_ID, clusterSetApi, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret,
-} from '../harness/clusterset.js';
+import { agentConfig, prepareMemberOfLeaders } from '../harness/agents.js';
+import { runCli } from '../harness/cli.js';
+import { AGENT_NS, ANTREA_MEMBER_ROLE_RULES, capturedLogger, CLUSTERSET_ID, clusterSetApi, installCrds, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { exportService } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const LEADERS = ['leader-a', 'leader-b'] as const;
 type LeaderID = typeof LEADERS[number];
 const converge = { timeoutMs: 60_000, intervalMs: 200 };
-
-async function cli(command: 'join' | 'leave', args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const made = command === 'join' ? joinCommand(io, exit) : leaveCommand(io, exit);
-  const code = await runCommand(new Command('clusterset-agent').addCommand(made), [command, ...args], io, exit);
-  return { code, ...out };
-}
 
 const condition = (cs: ClusterSet, type: string) => cs.status?.conditions?.find((c) => c.type === type);
 type Meta = { metadata?: { name?: string; uid?: string; resourceVersion?: string; generation?: number } };
@@ -104,41 +92,19 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
       controllers.push(controller);
       await controller.start();
     }
-    const config = loadConfig({ env: {}, readFile: () => '' });
-    const agentConfig = { ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2, requestTimeoutSeconds: 1 } };
+    const config = agentConfig({ heartbeat: { intervalSeconds: 2, requestTimeoutSeconds: 1 } });
     // west: both leaders by hand, exporting team-a/web.
     const w = west ?? assert.fail('west not started');
-    await installCrds(w);
-    for (const ns of [AGENT_NS, 'team-a']) await createNamespace(w.adminConfig(), ns);
-    for (const l of LEADERS) {
-      const access = await createMemberAccess(leader(l), 'west');
-      await writeLeaderSecret(w, `${l}-token`, { caPem: leader(l).caPem, token: access.token });
-    }
-    await custom(w).createNamespacedCustomObject({
-      group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS,
-      body: {
-        apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: CLUSTERSET_ID },
-        spec: { clusterID: 'west', namespace: LEADER_NS, leaders: LEADERS.map((l) => ({ clusterID: l, server: leader(l).server, secret: `${l}-token` })) },
-      },
-    });
-    agents.push(await startAgent(agentConfig, logs.west.logger, w.adminConfig()));
-    const wkc = w.adminConfig();
-    await wkc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'team-a', body: { metadata: { name: 'web' }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } });
-    await wkc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
-      namespace: 'team-a',
-      body: {
-        metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
-        endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      },
-    });
-    await custom(w).createNamespacedCustomObject({
-      group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a',
-      body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name: 'web' } },
+    await prepareMemberOfLeaders(w, 'west', LEADERS.map((l) => [l, leader(l)] as const), 'team-a');
+    agents.push(await startAgent(config, logs.west.logger, w.adminConfig()));
+    await exportService(w.adminConfig(), 'team-a', 'web', {
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] },
+      endpoints: { addresses: ['10.244.1.5'], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
     });
     // east: the chart's CRDs and namespace, the agent running; join does the rest.
     await installCrds(eastCp());
     for (const ns of [AGENT_NS, 'team-a']) await createNamespace(eastCp().adminConfig(), ns);
-    agents.push(await startAgent(agentConfig, logs.east.logger, eastCp().adminConfig()));
+    agents.push(await startAgent(config, logs.east.logger, eastCp().adminConfig()));
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.stop()));
@@ -149,7 +115,7 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
 
   it('join twice adds the second leader; east imports from both', async () => {
     for (const l of LEADERS) {
-      const joined = await cli('join', [...sides(l), '--cluster-id', 'east', '--clusterset', CLUSTERSET_ID, '--leader-server', leader(l).server, '--secret-name', `${l}-token`, '--wait', '60']);
+      const joined = await runCli('join', [...sides(l), '--cluster-id', 'east', '--clusterset', CLUSTERSET_ID, '--leader-server', leader(l).server, '--secret-name', `${l}-token`, '--wait', '60']);
       assert.equal(joined.code, 0, joined.stderr);
     }
     const cs = await waitFor('east connected to both leaders', async () => {
@@ -161,17 +127,17 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
   });
 
   it('leave without --leader, or with one not listed, is a usage error naming the leaders; --dry-run writes nothing', async () => {
-    const none = await cli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID]);
+    const none = await runCli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID]);
     assert.equal(none.code, 2, none.stderr);
     assert.match(none.stderr, /lists 2 leaders \(leader-a, leader-b\): pass --leader <id>/);
-    const unknown = await cli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-c']);
+    const unknown = await runCli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-c']);
     assert.equal(unknown.code, 2, unknown.stderr);
     assert.match(unknown.stderr, /lists no leader "leader-c"; its leaders: leader-a, leader-b/);
     // leader-b named with leader-a's context: refused before anything is deleted.
-    const wrong = await cli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-b']);
+    const wrong = await runCli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-b']);
     assert.equal(wrong.code, 4, wrong.stderr);
     const before = await eastOn('leader-a');
-    const dry = await cli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-a', '--dry-run']);
+    const dry = await runCli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-a', '--dry-run']);
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /member: remove leader leader-a from spec\.leaders of ClusterSet clusterset-agent\/test-clusterset/);
     assert.match(dry.stdout, /member: delete Secret clusterset-agent\/leader-a-token/);
@@ -185,7 +151,7 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
     assert.ok(Object.keys(onB).some((k) => k.startsWith('MemberClusterAnnounce/')), JSON.stringify(onB));
     assert.ok(Object.keys(onB).some((k) => k.startsWith('ServiceAccount/')), JSON.stringify(onB));
     const importedBefore = await imported();
-    const left = await cli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-a', '--wait', '60']);
+    const left = await runCli('leave', [...sides('leader-a'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-a', '--wait', '60']);
     assert.equal(left.code, 0, left.stderr);
     assert.match(left.stdout, /left leader leader-a of ClusterSet test-clusterset \(its leaders now: leader-b\)/);
 
@@ -207,7 +173,7 @@ describe('leave --leader: one leader of two taken out, the other untouched', () 
     assert.ok(await maybe(() => custom(eastCp()).getNamespacedCustomObject({ group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: 'team-a', name: 'web' })));
 
     // The last leader's leave is the whole leave: the ClusterSet goes.
-    const last = await cli('leave', [...sides('leader-b'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-b', '--wait', '60']);
+    const last = await runCli('leave', [...sides('leader-b'), '--clusterset', CLUSTERSET_ID, '--leader', 'leader-b', '--wait', '60']);
     assert.equal(last.code, 0, last.stderr);
     assert.match(last.stdout, /^left ClusterSet test-clusterset:/);
     assert.deepEqual(Object.keys(await eastOn('leader-b')), ['ClusterSet/test-clusterset']);

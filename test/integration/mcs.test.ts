@@ -5,15 +5,13 @@
 // carried over, EndpointSlices per source cluster with exactly one set of endpoints as kube sees
 // them (Antrea's Endpoints kept but not mirrored), Headless imports, and un-export.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, type V1EndpointSlice } from '@kubernetes/client-node';
 import { SERVICE_EXPORT, SERVICE_IMPORT, type ServiceImport } from '../../src/common/api/mcs.js';
-import { LeaderController } from '../../src/leader/controller.js';
-import { capturedLogger } from '../harness/clusterset.js';
-import { joinAgents, startLeaderController, stopAgentsAndLeader, type AgentMember } from '../harness/agents.js';
-import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
+import { useAgentClusterSet, type AgentMember } from '../harness/agents.js';
+import { startControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
-import { onFailureShowLogs } from '../harness/report.js';
+import { exportService } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const NS = 'mcs';
@@ -23,10 +21,14 @@ const MIRROR_MANAGER = 'endpointslicemirroring-controller.k8s.io';
 type Member = AgentMember<'east' | 'west'>;
 
 describe('MCS on fuller control planes: this project\'s leader and two agents', () => {
-  let leader: ControlPlane;
-  let controller: LeaderController | undefined;
-  const leaderLog = capturedLogger();
-  const members: Member[] = [];
+  const { members } = useAgentClusterSet(NS, async () => {
+    const [leader, east, west] = await Promise.all([
+      startControlPlane('mcs-leader'),
+      startControlPlane('mcs-east', { controllers: true, podCIDR: '10.244.0.0/16' }),
+      startControlPlane('mcs-west', { controllers: true, podCIDR: '10.245.0.0/16' }),
+    ]);
+    return { leader, members: [['east', east], ['west', west]] };
+  });
 
   const serviceImport = (m: Member, name: string) => maybe(async () => (await m.cp.adminConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
     group: SERVICE_IMPORT.group, version: SERVICE_IMPORT.version, plural: SERVICE_IMPORT.plural, namespace: NS, name,
@@ -42,33 +44,14 @@ describe('MCS on fuller control planes: this project\'s leader and two agents', 
       namespace: NS,
       body: { metadata: { name }, spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'example.invalid/hello:1' }] } } } },
     });
-    await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: NS, body: { metadata: { name }, spec: { selector: labels, ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }], ...spec } } });
-    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: NS,
-      body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name } },
-    });
+    // No EndpointSlice of the test's own: the EndpointSlice controller writes the Pods'.
+    await exportService(kc, NS, name, { spec: { selector: labels, ports: [{ name: 'tcp', port: 42, protocol: 'TCP' }], ...spec } });
   };
   const unexport = (m: Member, name: string) => m.cp.adminConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
     group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: NS, name,
   });
   const podIPs = async (m: Member, app: string) => (await m.cp.adminConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NS, labelSelector: `app=${app}` }))
     .items.map((p) => p.status?.podIP ?? '').filter((ip) => ip !== '').sort();
-
-  before(async () => {
-    const [l, east, west] = await Promise.all([
-      startControlPlane('mcs-leader'),
-      startControlPlane('mcs-east', { controllers: true, podCIDR: '10.244.0.0/16' }),
-      startControlPlane('mcs-west', { controllers: true, podCIDR: '10.245.0.0/16' }),
-    ]);
-    leader = l;
-    controller = await startLeaderController(leader, leaderLog.logger);
-    await joinAgents(leader, [['east', east], ['west', west]], NS, members);
-  });
-  after(async () => {
-    await stopAgentsAndLeader(leader, controller, members);
-  });
-  onFailureShowLogs(() => [leader, ...members.map((m) => m.cp)], () =>
-    `--- leader log ---\n${leaderLog.text()}\n${members.map((m) => `--- ${m.id} log ---\n${m.log.text()}`).join('\n')}`);
 
   it('imports a Service exported by both members into both, with session affinity, and one EndpointSlice per source cluster that kube sees once', async () => {
     const [east, west] = members as [Member, Member];

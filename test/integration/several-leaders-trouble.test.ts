@@ -12,18 +12,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig } from '@kubernetes/client-node';
 import { CLUSTERSET, type ClusterSet } from '../../src/common/api/antrea.js';
-import { SERVICE_EXPORT, SERVICE_IMPORT } from '../../src/common/api/mcs.js';
+import { SERVICE_IMPORT } from '../../src/common/api/mcs.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
-import {
-  AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret,
-} from '../harness/clusterset.js';
+import { agentConfig, prepareMemberOfLeaders } from '../harness/agents.js';
+import { AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, LEADER_NS, setupLeader, writeLeaderSecret } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
-import { createNamespace } from '../harness/kube.js';
 import { installChartLeader } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { exportService } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const LEADERS = ['leader-a', 'leader-b'] as const;
@@ -107,36 +105,14 @@ describe("one leader's trouble: its entry says why, the others keep the imports"
       controllers.push(controller);
       await controller.start();
     }
-    const config = loadConfig({ env: {}, readFile: () => '' });
     for (const id of ['west', 'east'] as const) {
       const cp = member(id);
-      await installCrds(cp);
-      for (const ns of [AGENT_NS, 'team-a']) await createNamespace(cp.adminConfig(), ns);
-      for (const l of LEADERS) {
-        const access = await createMemberAccess(leader(l), id);
-        await writeLeaderSecret(cp, `${l}-token`, { caPem: leader(l).caPem, token: access.token });
-      }
-      await cp.adminConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-        group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS,
-        body: {
-          apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: CLUSTERSET_ID },
-          spec: { clusterID: id, namespace: LEADER_NS, leaders: LEADERS.map((l) => ({ clusterID: l, server: leader(l).server, secret: `${l}-token` })) },
-        },
-      });
-      agents.push(await startAgent({ ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: 2, requestTimeoutSeconds: 1 } }, logs[id].logger, cp.adminConfig()));
+      await prepareMemberOfLeaders(cp, id, LEADERS.map((l) => [l, leader(l)] as const), 'team-a');
+      agents.push(await startAgent(agentConfig({ heartbeat: { intervalSeconds: 2, requestTimeoutSeconds: 1 } }), logs[id].logger, cp.adminConfig()));
     }
-    const wkc = member('west').adminConfig();
-    await wkc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'team-a', body: { metadata: { name: 'web' }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } });
-    await wkc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
-      namespace: 'team-a',
-      body: {
-        metadata: { name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4',
-        endpoints: [{ addresses: ['10.244.1.5'], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      },
-    });
-    await wkc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a',
-      body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name: 'web' } },
+    await exportService(member('west').adminConfig(), 'team-a', 'web', {
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] },
+      endpoints: { addresses: ['10.244.1.5'], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
     });
   });
   after(async () => {

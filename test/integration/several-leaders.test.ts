@@ -12,18 +12,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import { SERVICE_EXPORT, SERVICE_IMPORT } from '../../src/common/api/mcs.js';
-import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type ClusterSet, type ResourceExportList } from '../../src/common/api/antrea.js';
+import { SERVICE_IMPORT } from '../../src/common/api/mcs.js';
+import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, type ClusterSet, type ResourceExportList } from '../../src/common/api/antrea.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
 import { readAuditEvents } from '../harness/agent-process.js';
-import { AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, createMemberAccess, installCrds, LEADER_NS, setupLeader, writeLeaderSecret } from '../harness/clusterset.js';
+import { agentConfig, prepareMemberOfLeaders } from '../harness/agents.js';
+import { AGENT_NS, capturedLogger, CLUSTERSET_ID, clusterSetApi, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { maybe } from '../harness/imports.js';
-import { createNamespace, kubectl } from '../harness/kube.js';
+import { kubectl } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { exportService as exportServiceFrom } from '../harness/service-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const INTERVAL_S = 2;
@@ -73,23 +74,10 @@ describe('several leaders per ClusterSet: each live, one lost without the member
     await controller.start();
   };
   /** A Service with its EndpointSlice in east, then its ServiceExport: resolves with when the ServiceExport was sent (the export's start). */
-  const exportService = async (name: string, port: number, ip: string): Promise<number> => {
-    const kc = member('east').adminConfig();
-    await kc.makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'team-a', body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ name: 'http', port, protocol: 'TCP', targetPort: 8080 }] } } });
-    await kc.makeApiClient(DiscoveryV1Api).createNamespacedEndpointSlice({
-      namespace: 'team-a',
-      body: {
-        metadata: { name: `${name}-abc`, labels: { 'kubernetes.io/service-name': name } }, addressType: 'IPv4',
-        endpoints: [{ addresses: [ip], conditions: { ready: true } }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      },
-    });
-    const exported = Date.now();
-    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: SERVICE_EXPORT.group, version: SERVICE_EXPORT.version, plural: SERVICE_EXPORT.plural, namespace: 'team-a',
-      body: { apiVersion: `${SERVICE_EXPORT.group}/${SERVICE_EXPORT.version}`, kind: SERVICE_EXPORT.kind, metadata: { name } },
-    });
-    return exported;
-  };
+  const exportService = async (name: string, port: number, ip: string): Promise<number> => (await exportServiceFrom(member('east').adminConfig(), 'team-a', name, {
+    spec: { type: 'ClusterIP', ports: [{ name: 'http', port, protocol: 'TCP', targetPort: 8080 }] },
+    endpoints: { addresses: [ip], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
+  })).exportedAt;
   /** uid and resourceVersion of every object a member imported, by `Kind/name`: any write or delete changes it. */
   const importedObjects = async (id: MemberID): Promise<Record<string, string>> => {
     const kc = member(id).adminConfig();
@@ -142,24 +130,9 @@ describe('several leaders per ClusterSet: each live, one lost without the member
     }
     for (const id of MEMBERS) {
       const cp = member(id);
-      await installCrds(cp);
-      for (const ns of [AGENT_NS, 'team-a']) await createNamespace(cp.adminConfig(), ns);
-      for (const l of LEADERS) {
-        const access = await createMemberAccess(leader(l), id);
-        await writeLeaderSecret(cp, `${l}-token`, { caPem: leader(l).caPem, token: access.token });
-      }
-      await cp.adminConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-        group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: AGENT_NS,
-        body: {
-          apiVersion: `${CLUSTERSET.group}/${CLUSTERSET.version}`, kind: CLUSTERSET.kind, metadata: { name: CLUSTERSET_ID },
-          spec: { clusterID: id, namespace: LEADER_NS, leaders: LEADERS.map((l) => ({ clusterID: l, server: leader(l).server, secret: `${l}-token` })) },
-        },
-      });
-      const config = loadConfig({ env: {}, readFile: () => '' });
-      agents[id] = await startAgent({
-        ...config, namespace: AGENT_NS, heartbeat: { ...config.heartbeat, intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 },
-        imports: { ...config.imports, lostLeaderRetentionSeconds: RETENTION_S },
-      }, logs[id].logger, cp.adminConfig());
+      await prepareMemberOfLeaders(cp, id, LEADERS.map((l) => [l, leader(l)] as const), 'team-a');
+      agents[id] = await startAgent(agentConfig({ heartbeat: { intervalSeconds: INTERVAL_S, requestTimeoutSeconds: 1 }, imports: { lostLeaderRetentionSeconds: RETENTION_S } }),
+        logs[id].logger, cp.adminConfig());
     }
   });
   after(async () => {

@@ -9,13 +9,10 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { Command } from 'commander';
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { SERVICE_EXPORT, type ServiceExport } from '../../src/common/api/mcs.js';
 import { CLUSTERSET, RESOURCE_IMPORT, type ClusterSet } from '../../src/common/api/antrea.js';
 import { startAgent, type Agent } from '../../src/agent.js';
-import { runCommand, type ExitStatus } from '../../src/cli/command.js';
-import { statusCommand } from '../../src/cli/status-command.js';
 import { loadConfig } from '../../src/common/config/config.js';
 import { LeaderController } from '../../src/leader/controller.js';
 import { AgentMetrics } from '../../src/common/metrics/metrics.js';
@@ -28,18 +25,13 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { maybe, serviceImportRI } from '../harness/imports.js';
 import { createNamespace } from '../harness/kube.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/wait.js';
 
 const INTERVAL_S = 2;
 const converge = { timeoutMs: 30_000, intervalMs: 200 };
 
-async function status(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const io = { stdout: { write: (t: string) => { out.stdout += t; } }, stderr: { write: (t: string) => { out.stderr += t; } } };
-  const exit: ExitStatus = { code: 0 };
-  const code = await runCommand(new Command('clusterset-agent').addCommand(statusCommand(io, exit)), ['status', ...args], io, exit);
-  return { code, ...out };
-}
+const status = (args: readonly string[]) => runCli('status', args);
 
 describe('clusterset-agent status: a ClusterSet explained from either side', () => {
   let leader: ControlPlane;

@@ -5,8 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ResourceImport, ResourceImportList } from '../../src/common/api/antrea.js';
-import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
 import type { EventTarget } from '../../src/common/events/recorder.js';
 import { Importer, importTargetKinds, type ImporterLogger } from '../../src/importer/importer.js';
@@ -14,10 +13,11 @@ import { purgeOwned } from '../../src/importer/purge.js';
 import { ownerAnnotations, ownerLabels, type ImportOwner } from '../../src/importer/ownership.js';
 import { ApiError } from '../../src/common/kube/rest-client.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { waitFor as waitUntil } from '../harness/wait.js';
+import { epsRI, LEADER_NS, resourceImport, RILeader, svcRI } from './fakes/ri-leader.js';
 import { SERVICE_IMPORT_V1ALPHA1 } from '../../src/common/api/mcs.js';
 import type { ResourceDescriptor } from '../../src/common/api/meta.js';
 
-const LEADER_NS = 'leader-ns';
 /** Writes in flight in an initial sync: what bench:imports measured fastest (docs/testing.md). */
 const SYNC_WRITES_IN_FLIGHT = 24;
 const OWNER: ImportOwner = { clusterSetID: 'cs', leaderClusterID: 'leader', leaderNamespace: LEADER_NS, agentNamespace: 'agent-ns', localClusterID: 'east' };
@@ -27,26 +27,8 @@ const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2',
 // ResourceImports and the keys of what they become
 // ---------------------------------------------------------------------------------------
 
-function ri(name: string, spec: NonNullable<ResourceImport['spec']>): ResourceImport {
-  return { apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name, namespace: LEADER_NS }, spec };
-}
-
-function svcRI(ns: string, name: string, port = 80): ResourceImport {
-  return ri(`${ns}-${name}-service`, {
-    name, namespace: ns, kind: 'ServiceImport',
-    serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port, protocol: 'TCP' }] } },
-  });
-}
-
-function epsRI(ns: string, name: string, ip = '10.1.0.1'): ResourceImport {
-  return ri(`${ns}-${name}-endpoints`, {
-    name, namespace: ns, kind: 'Endpoints',
-    endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] },
-  });
-}
-
 function clusterInfoRI(id: string): ResourceImport {
-  return ri(`${id}-clusterinfo`, { name: id, namespace: 'kube-system', kind: 'ClusterInfo', clusterinfo: { clusterID: id, serviceCIDR: '10.96.0.0/12' } });
+  return resourceImport(`${id}-clusterinfo`, { name: id, namespace: 'kube-system', kind: 'ClusterInfo', clusterinfo: { clusterID: id, serviceCIDR: '10.96.0.0/12' } });
 }
 
 const keys = (ns: string, name: string) => ({
@@ -58,88 +40,6 @@ const keys = (ns: string, name: string) => ({
 
 function objectsOf(store: FakeStore, ns: string, name: string): number {
   return Object.values(keys(ns, name)).filter((k) => store.objects.has(k)).length;
-}
-
-// ---------------------------------------------------------------------------------------
-// A leader: list and watch of ResourceImports, as ListWatch consumes them
-// ---------------------------------------------------------------------------------------
-
-interface OpenWatch {
-  readonly callback: (phase: string, obj: unknown) => void;
-  readonly controller: AbortController;
-}
-
-class RILeader {
-  readonly server = 'https://leader.example:6443';
-  readonly namespace = LEADER_NS;
-  readonly resourceImportsPath = `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${LEADER_NS}/resourceimports`;
-  readonly items = new Map<string, ResourceImport>();
-  listCalls = 0;
-  #rv = 1;
-  #watches: OpenWatch[] = [];
-  #listHold: Promise<unknown> | undefined;
-
-  readonly watch = {
-    watch: (_path: string, _query: Record<string, unknown>, callback: (phase: string, obj: unknown) => void, done: (err: unknown) => void): Promise<AbortController> => {
-      const controller = new AbortController();
-      const entry = { callback, controller };
-      controller.signal.addEventListener('abort', () => {
-        this.#watches = this.#watches.filter((w) => w !== entry);
-        done(new DOMException('This operation was aborted', 'AbortError'));
-      });
-      this.#watches.push(entry);
-      return Promise.resolve(controller);
-    },
-  };
-
-  /** The LeaderApi the importer gets: always the same object. */
-  api(): LeaderApi {
-    return this as unknown as LeaderApi;
-  }
-
-  get openWatches(): number {
-    return this.#watches.length;
-  }
-
-  /** The next list waits until the returned function is called. */
-  holdList(): () => void {
-    const { promise, resolve } = Promise.withResolvers<undefined>();
-    this.#listHold = promise;
-    return () => { resolve(undefined); };
-  }
-
-  async listResourceImports(): Promise<ResourceImportList> {
-    this.listCalls += 1;
-    const hold = this.#listHold;
-    this.#listHold = undefined;
-    if (hold) await hold;
-    return { apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.#rv) }, items: [...this.items.values()].map((i) => structuredClone(i)) };
-  }
-
-  #emit(phase: string, obj: ResourceImport): void {
-    for (const w of [...this.#watches]) w.callback(phase, structuredClone(obj));
-  }
-
-  put(...ris: ResourceImport[]): void {
-    for (const r of ris) {
-      this.#rv += 1;
-      const name = r.metadata?.name ?? '';
-      const stored = { ...structuredClone(r), metadata: { ...r.metadata, resourceVersion: String(this.#rv) } };
-      const existed = this.items.has(name);
-      this.items.set(name, stored);
-      this.#emit(existed ? 'MODIFIED' : 'ADDED', stored);
-    }
-  }
-
-  remove(...names: string[]): void {
-    for (const name of names) {
-      const found = this.items.get(name);
-      if (!found) continue;
-      this.#rv += 1;
-      this.items.delete(name);
-      this.#emit('DELETED', { ...found, metadata: { ...found.metadata, resourceVersion: String(this.#rv) } });
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -202,13 +102,8 @@ function setup(options: { policy?: Partial<ImportPolicyConfig>; store?: FakeStor
   return { importer, store, leader, namespaces, terminating, log: lines, events };
 }
 
-async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Polls `check` every 5 ms until it holds, up to a deadline. */
+const waitFor = (what: string, check: () => boolean, timeoutMs = 5_000) => waitUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 5 });
 
 /** Lets timers and pending promises run: the importer is idle and stays so. */
 async function settle(s: Setup): Promise<void> {

@@ -5,29 +5,19 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ResourceImport, ResourceImportList } from '../../src/common/api/antrea.js';
-import type { LeaderApi } from '../../src/commonarea/leader-api.js';
+import type { ResourceImport } from '../../src/common/api/antrea.js';
 import { DEFAULT_CONFIG, type ImportPolicyConfig } from '../../src/common/config/config.js';
-import { Importer } from '../../src/importer/importer.js';
-import { ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
+import { Importer, importTargetKinds } from '../../src/importer/importer.js';
+import { boardMemberOf, ImportBoard, type BoardMember } from '../../src/importer/import-board.js';
 import { ENDPOINT_SOURCES_ANNOTATION } from '../../src/common/api/names.js';
 import { LEADER_LABEL, type ImportOwner } from '../../src/importer/ownership.js';
 import { FakeStore, storeKey } from './fakes/fake-store.js';
+import { waitFor as waitUntil } from '../harness/wait.js';
+import { epsRI as endpointsOf, LEADER_NS, RILeader, svcRI as serviceImportOf } from './fakes/ri-leader.js';
 
-const LEADER_NS = 'leader-ns';
-
-function svcRI(name: string, port = 80): ResourceImport {
-  return {
-    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-service`, namespace: LEADER_NS },
-    spec: { name, namespace: 'team-a', kind: 'ServiceImport', serviceImport: { spec: { type: 'ClusterSetIP', ports: [{ name: 'http', port, protocol: 'TCP' }] } } },
-  };
-}
-function epsRI(name: string, ip = '10.1.0.1'): ResourceImport {
-  return {
-    apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImport', metadata: { name: `team-a-${name}-endpoints`, namespace: LEADER_NS },
-    spec: { name, namespace: 'team-a', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
-  };
-}
+/** The ServiceImport and Endpoints imports of team-a/`name`. */
+const svcRI = (name: string, port?: number) => serviceImportOf('team-a', name, port);
+const epsRI = (name: string, ip?: string) => endpointsOf('team-a', name, ip);
 /** The Endpoints import as this project's leader sends it: which cluster each subset came from. */
 function epsRIWithSources(name: string, sources: string): ResourceImport {
   const ri = epsRI(name);
@@ -35,50 +25,6 @@ function epsRIWithSources(name: string, sources: string): ResourceImport {
 }
 const sliceKey = (name: string) => storeKey({ group: 'discovery.k8s.io', plural: 'endpointslices', namespace: 'team-a', name });
 const serviceKey = (name: string) => storeKey({ group: '', plural: 'services', namespace: 'team-a', name: `antrea-mc-${name}` });
-
-/** A leader's ResourceImports, listed and watched as the importer's informer consumes them. */
-class RILeader {
-  readonly server = 'https://leader.example:6443';
-  readonly namespace = LEADER_NS;
-  readonly resourceImportsPath = `/apis/multicluster.crd.antrea.io/v1alpha1/namespaces/${LEADER_NS}/resourceimports`;
-  readonly items = new Map<string, ResourceImport>();
-  #rv = 1;
-  #watches: ((phase: string, obj: unknown) => void)[] = [];
-  readonly watch = {
-    watch: (_p: string, _q: Record<string, unknown>, callback: (phase: string, obj: unknown) => void, done: (err: unknown) => void): Promise<AbortController> => {
-      const controller = new AbortController();
-      controller.signal.addEventListener('abort', () => {
-        this.#watches = this.#watches.filter((w) => w !== callback);
-        done(new DOMException('This operation was aborted', 'AbortError'));
-      });
-      this.#watches.push(callback);
-      return Promise.resolve(controller);
-    },
-  };
-  api(): LeaderApi {
-    return this as unknown as LeaderApi;
-  }
-  listResourceImports(): Promise<ResourceImportList> {
-    return Promise.resolve({ apiVersion: 'multicluster.crd.antrea.io/v1alpha1', kind: 'ResourceImportList', metadata: { resourceVersion: String(this.#rv) }, items: [...this.items.values()].map((i) => structuredClone(i)) });
-  }
-  put(...ris: ResourceImport[]): void {
-    for (const r of ris) {
-      this.#rv += 1;
-      const name = r.metadata?.name ?? '';
-      const stored = { ...structuredClone(r), metadata: { ...r.metadata, resourceVersion: String(this.#rv) } };
-      const existed = this.items.has(name);
-      this.items.set(name, stored);
-      for (const w of [...this.#watches]) w(existed ? 'MODIFIED' : 'ADDED', structuredClone(stored));
-    }
-  }
-  remove(name: string): void {
-    const found = this.items.get(name);
-    if (!found) return;
-    this.#rv += 1;
-    this.items.delete(name);
-    for (const w of [...this.#watches]) w('DELETED', { ...found, metadata: { ...found.metadata, resourceVersion: String(this.#rv) } });
-  }
-}
 
 const running: Importer[] = [];
 afterEach(async () => {
@@ -103,7 +49,7 @@ function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Recor
       sources: board.handle(leader),
     });
     // As the ImportManager joins them.
-    const member = { view: (n: string) => importer.sourceView(n), recheck: (n: string) => { importer.recheck(n); }, recheckAll: () => { importer.recheckAll(); }, takeOver: () => { importer.takeOver(); }, surrender: (n: string) => importer.handOver(n) };
+    const member = boardMemberOf(importer);
     board.join(leader, member);
     members[leader] = member;
     running.push(importer);
@@ -116,13 +62,8 @@ function setup(policy: Partial<ImportPolicyConfig> = {}, policyOf: Partial<Recor
 type Setup = ReturnType<typeof setup>;
 const writes = (s: Setup) => s.store.calls.filter((c) => /^(create|replace|delete) /.test(c));
 
-async function waitFor(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Polls `check` every 5 ms until it holds, up to a deadline. */
+const waitFor = (what: string, check: () => boolean, timeoutMs = 5_000) => waitUntil(what, () => check() || undefined, { timeoutMs, intervalMs: 5 });
 
 async function settle(s: Setup): Promise<void> {
   for (let i = 0; i < 3; i += 1) {
@@ -139,6 +80,21 @@ async function bothHoldApi(s: Setup): Promise<void> {
   s.b.resume(s.leaderB.api());
   await waitFor('api imported', () => s.store.objects.has(serviceKey('api')) && s.a.counts().total === 4);
   await settle(s);
+}
+
+/**
+ * `api` imported through b; then a, the first leader, holds it too and refuses it (team-a is in
+ * its imports.deniedNamespaces): a is its source, and b yields what it wrote to a, which never adopts it.
+ */
+async function refusedByTheFirst(): Promise<Setup> {
+  const s = setup({}, { a: { deniedNamespaces: ['team-a'] } });
+  s.leaderB.put(svcRI('api'), epsRI('api'));
+  s.b.resume(s.leaderB.api());
+  await waitFor('api imported from b', () => s.b.counts().total === 4);
+  s.leaderA.put(svcRI('api'), epsRI('api'));
+  s.a.resume(s.leaderA.api());
+  await waitFor('a refuses api; b yields it', () => s.a.counts().rejected === 2 && s.b.counts().total === 0);
+  return s;
 }
 
 describe('several leaders: imports merged across leaders', () => {
@@ -259,6 +215,56 @@ describe('several leaders: imports merged across leaders', () => {
     await waitFor('api removed', () => !s.store.objects.has(serviceKey('api')));
     await settle(s);
     assert.equal(s.store.objects.get(serviceKey('web'))?.metadata?.labels?.[LEADER_LABEL], 'b', 'web stays for b\'s own retention');
+  });
+
+  // The first leader refuses an import the other holds: the other yields and leaves its objects
+  // behind for the first, which never adopts them (it refuses), and hands them over again at
+  // every full resync (its index rebuild takes them in). Once both withdraw the import, nobody
+  // ever adopts them. The board drops what a rebuild covers: a bounded set, not one more copy
+  // of every object per resync for as long as the ClusterSet lives.
+  it('left-behind entries no source adopts stay bounded over full resyncs, and go once the import is withdrawn', async () => {
+    const s = await refusedByTheFirst();
+    await settle(s);
+    const before = writes(s).length;
+    const resync = async () => {
+      s.a.takeOver();
+      await settle(s);
+    };
+    for (let i = 0; i < 6; i += 1) await resync();
+    assert.ok(s.board.leftBehindCount <= 8, `left behind after 6 full resyncs: ${String(s.board.leftBehindCount)} (two resyncs' worth of 4 objects at most)`);
+    assert.deepEqual(writes(s).slice(before), [], 'nothing written or deleted meanwhile');
+    assert.equal(s.store.ownedNow(), 4);
+
+    s.leaderA.remove('team-a-api-endpoints', 'team-a-api-service');
+    s.leaderB.remove('team-a-api-endpoints', 'team-a-api-service');
+    await settle(s);
+    for (let i = 0; i < 2; i += 1) await resync();
+    assert.equal(s.store.ownedNow(), 0, 'a rebuild took the withdrawn import\'s objects in and removed them');
+    assert.equal(s.board.leftBehindCount, 0);
+  });
+
+  // The ImportManager replaces a leader's importer (leaves the board, stops it, joins the new
+  // one): a rebuild of the old one that ends after that counts for nothing. Were it to count as
+  // the new importer's, the new one's first rebuild, whose list may have begun before what was
+  // left behind existed, would take it for gone.
+  it('a stopped importer\'s late index rebuild does not count as its successor\'s', async () => {
+    const s = await refusedByTheFirst();
+    s.a.takeOver();
+    await settle(s);
+    const left = s.board.leftBehindCount;
+    assert.ok(left > 0);
+    const release = s.store.hold('list');
+    s.a.takeOver();
+    await waitFor('a\'s rebuild listing', () => s.store.calls.some((c) => c.startsWith('list ')) && s.store.pending > 0);
+    s.board.leave('a', s.members.a ?? assert.fail('no member a'));
+    const stopped = s.a.stop();
+    s.board.join('a', { view: () => ({ state: 'absent', ri: undefined }), recheck: () => undefined, recheckAll: () => undefined, surrender: () => [] });
+    release();
+    await stopped;
+    assert.equal(s.board.leftBehindCount, left);
+    // The new importer's first rebuild, having found none of it: nothing is dropped yet.
+    s.board.handle('a').rebuilt({ kinds: importTargetKinds(DEFAULT_CONFIG.imports), found: [], indexed: () => false });
+    assert.equal(s.board.leftBehindCount, left);
   });
 
   it('copies that differ: the first leader\'s is kept, an Event and a count say so', async () => {
