@@ -3,7 +3,7 @@
 // spaces read from the agent's /metrics when idle and at rest, and a heap snapshot taken at rest
 // (--heapsnapshot-signal) for bench/heap-summary.ts to read:
 //
-//   node --import tsx bench/member-heap.ts [--n 2000] [--rest 30] [--no-snapshot] [--no-build] [--try='--v8-flag ...|glibc tunables']...
+//   node --import tsx bench/member-heap.ts [--n 2000] [--rest 30] [--no-snapshot] [--no-build] [--idle-only] [--try='--v8-flag ...|glibc tunables']...
 //
 // Prints RSS (anonymous and file-backed), the heap spaces and where the snapshot is.
 import { spawn } from 'node:child_process';
@@ -24,6 +24,8 @@ const { values } = parseArgs({ options: {
   rest: { type: 'string', default: '30' },
   'no-snapshot': { type: 'boolean', default: false },
   'no-build': { type: 'boolean', default: false },
+  // Only the idle figures (started, no ClusterSet): what the code itself costs.
+  'idle-only': { type: 'boolean', default: false },
   // Settings to try against the image's, one run each on the same leader (repeatable):
   // '<more node options, space-separated>' or '<options>|<GLIBC_TUNABLES instead of the image's>'.
   try: { type: 'string', multiple: true, default: [''] },
@@ -70,7 +72,7 @@ await runBench('member-heap', async () => {
     await setupLeader(leader);
     const access = await createMemberAccess(leader, 'east');
     const ri = leaderImports(leader.adminConfig());
-    await pool(Array.from({ length: HALF }, (_, i) => `svc-${String(i)}`), 16, async (name) => {
+    if (!values['idle-only']) await pool(Array.from({ length: HALF }, (_, i) => `svc-${String(i)}`), 16, async (name) => {
       await ri.create(serviceImportRI(NS, name, [{ name: 'http', port: 80 }]));
       await ri.create(endpointsRI(NS, name, ['10.1.0.1']));
     });
@@ -96,6 +98,7 @@ await runBench('member-heap', async () => {
         await pause(3_000);
         const parts = () => { const p = rssPartsKb(pid); return `RSS ${mib(rssKb(pid))} (anon ${mib(p.anon)}, file ${mib(p.file)})`; };
         console.log(`idle: ${parts()}\n    ${await heapFigures(metricsPort)}\n    mappings: ${smaps(pid)}`);
+        if (values['idle-only']) continue;
         await writeLeaderSecret(cp, 'leader-token', { caPem: leader.caPem, token: access.token });
         const start = Date.now();
         const cpuStart = cpuSeconds(pid);
