@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, of: { type: 'string', multiple: true, default: [] } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' }, of: { type: 'string', multiple: true, default: [] }, owners: { type: 'string', default: '' } } });
 const file = positionals[0];
 if (file === undefined) throw new Error('usage: heap-summary.ts <file.heapsnapshot>');
 const TOP = Number(values.top);
@@ -88,4 +88,30 @@ for (const [k, v] of [...stringsBy].sort((a, b) => b[1].size - a[1].size).slice(
 for (const [kind, m] of ofKinds) {
   console.log(`\n${kind} by retainer's retainer -> retainer:`);
   for (const [k, v] of [...m].sort((a, b) => b[1].size - a[1].size).slice(0, TOP)) console.log(`  ${mb(v.size)} MiB ${String(v.count).padStart(8)}  ${k}`);
+}
+
+// --owners A,B,...: each node's self size charged to the first of these constructors met going up
+// its chain of first retainers (a cheap stand-in for a dominator tree), the rest to "(other)".
+if (values.owners !== '') {
+  const wanted = new Set(values.owners.split(','));
+  const charged = new Map<string, number>();
+  const ownerOf = new Int32Array(count).fill(-2);
+  const nameOf = (x: number) => String(snap.strings[nodes[x * NF + iName] ?? 0]);
+  const typeOf = (x: number) => nodeTypes[nodes[x * NF + iType] ?? 0] ?? '?';
+  for (let n = 0; n < count; n++) {
+    const chain: number[] = [];
+    let x = n;
+    let owner = -1;
+    for (let depth = 0; depth < 40 && x !== -1; depth++) {
+      if ((ownerOf[x] ?? -2) !== -2) { owner = ownerOf[x] ?? -1; break; }
+      chain.push(x);
+      if (typeOf(x) === 'object' && wanted.has(nameOf(x))) { owner = x; break; }
+      x = retainer[x] ?? -1;
+    }
+    for (const c of chain) ownerOf[c] = owner;
+    const label = owner === -1 ? '(other)' : `${nameOf(owner)}${retainerEdge[owner] === undefined ? '' : ` (.${retainerEdge[owner] ?? ''})`}`;
+    charged.set(label, (charged.get(label) ?? 0) + (nodes[n * NF + iSize] ?? 0));
+  }
+  console.log('\ncharged to owners (first-retainer chains):');
+  for (const [k, v] of [...charged].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`  ${mb(v)} MiB  ${k}`);
 }

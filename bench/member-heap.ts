@@ -26,6 +26,8 @@ const { values } = parseArgs({ options: {
   'no-build': { type: 'boolean', default: false },
   // Only the idle figures (started, no ClusterSet): what the code itself costs.
   'idle-only': { type: 'boolean', default: false },
+  // Another build's launcher (a copy of bin/ beside its own dist/bundle/), to compare builds.
+  entry: { type: 'string', default: agentEntry },
   // Settings to try against the image's, one run each on the same leader (repeatable):
   // '<more node options, space-separated>' or '<options>|<GLIBC_TUNABLES instead of the image's>'.
   try: { type: 'string', multiple: true, default: [''] },
@@ -87,7 +89,7 @@ await runBench('member-heap', async () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'member-heap-'));
       const out = path.join(dir, 'stdout.log');
       const fds = [openSync(out, 'w'), openSync(path.join(dir, 'stderr.log'), 'w')] as const;
-      const child = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...extraArgs.split(' ').filter(Boolean), '--heapsnapshot-signal=SIGUSR2', agentEntry, 'run', '--kubeconfig', cp.kubeconfigPath, '--namespace', AGENT_NS,
+      const child = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...extraArgs.split(' ').filter(Boolean), '--heapsnapshot-signal=SIGUSR2', values.entry, 'run', '--kubeconfig', cp.kubeconfigPath, '--namespace', AGENT_NS,
         '--heartbeat-interval', '10', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
       { cwd: dir, stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, ...(tunables === undefined ? {} : { GLIBC_TUNABLES: tunables }), NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: '100000' } });
       for (const fd of fds) closeSync(fd);
