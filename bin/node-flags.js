@@ -4,15 +4,16 @@
 // bin/clusterset-agent.js re-executes Node with them, in the same process (process.execve),
 // before anything is loaded.
 //
-// --max-opt=1: V8 runs the member's code in its interpreter and baseline compiler (Sparkplug) and
-// never in its optimising compilers (Maglev, TurboFan). Their code pages in the node binary,
-// their working memory and the optimised code were ~12 MiB of the member's RSS after importing
-// 2,000 ResourceImports (bench/member-heap.ts: 110.6 -> 98.4 MiB at rest), for ~7 % more CPU in
-// that sync (6.8 -> 7.3 s; most of its CPU is in C++: JSON, TLS, HTTP/2). The leader's
-// controllers (`leader run`) and the short commands keep V8's defaults.
+// --max-opt=2: V8 optimises the member's hot code with Maglev, never with TurboFan. TurboFan's code
+// pages in the node binary, its working memory and its code were ~5.5 MiB of the member's RSS
+// after importing 2,000 ResourceImports (bench/member-heap.ts, at rest: 109-110 -> 104 MiB), for
+// no CPU difference beyond the noise in that sync (7.3-7.8 s with Maglev, 6.8-7.9 s with both).
+// --max-opt=1 (no Maglev either) saved ~11 MiB (98.3 MiB at rest), but cost 7-35 % more CPU in
+// the sync, which a sync that is mostly the apiserver's time can still feel on a quiet machine.
+// The leader's controllers (`leader run`) and the short commands keep V8's defaults.
 
 /** The member's V8 options, as they appear in `process.execArgv`. */
-export const MEMBER_V8_OPTIONS = ['--max-opt=1'];
+export const MEMBER_V8_OPTIONS = ['--max-opt=2'];
 
 /**
  * Node's arguments for running the CLI with `args` (process.argv after the script) when the
