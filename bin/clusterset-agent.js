@@ -2,6 +2,7 @@
 // Runs the bundled CLI (npm run build); during development use `npm run agent -- run ...`.
 // The Node.js check comes first: the bundle itself would fail on an older Node with a screen
 // of minified code instead of a reason.
+import { memberExecArgv } from './node-flags.js';
 import { nodeVersionProblem } from './node-version.js';
 
 const problem = nodeVersionProblem(process.versions.node);
@@ -9,4 +10,8 @@ if (problem !== undefined) {
   console.error(problem);
   process.exit(2);
 }
+// The member's V8 options (node-flags.js): Node again, same process, same arguments, with them
+// (process.execve is missing on Windows: the agent then runs with V8's defaults).
+const execArgv = memberExecArgv(process.argv.slice(2), process.execArgv);
+if (execArgv !== undefined && typeof process.execve === 'function') process.execve(process.execPath, [process.argv0, ...execArgv, ...process.argv.slice(1)], process.env);
 await import('../dist/bundle/clusterset-agent.mjs');

@@ -38,7 +38,7 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CHART = path.join(ROOT, 'charts', 'clusterset-agent');
 
 /** Flags of other tools the docs name in backticks (helm, node, the build and bench scripts). */
-const OTHER_TOOLS_FLAGS = new Set(['--set', '--optimize-for-size', '--enable-source-maps', '--cap-drop', '--ginkgo.label-filter', '--json', '--rebuild-base',
+const OTHER_TOOLS_FLAGS = new Set(['--set', '--optimize-for-size', '--max-opt', '--enable-source-maps', '--cap-drop', '--ginkgo.label-filter', '--json', '--rebuild-base',
   '--rounds', '--repeat', '--n', '--mode', '--once', '--containers-conf', '--changes']);
 /** Words of the wire format and MCS API that look like alert names. */
 const NOT_ALERTS = new Set(['ClusterSetIP', 'ClusterSetID', 'ClusterSetIPs']);

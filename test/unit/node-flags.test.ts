@@ -1,0 +1,42 @@
+// The member agent runs without V8's TurboFan (bin/node-flags.js: ~5.5 MiB less RSS after
+// 2,000 imports); the launcher re-executes Node with the option for `run` only, once.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { MEMBER_V8_OPTIONS, memberExecArgv } from '../../bin/node-flags.js';
+
+const run = promisify(execFile);
+const bin = path.resolve(import.meta.dirname, '../../bin/clusterset-agent.js');
+
+describe('the member\'s V8 options', () => {
+  it('are added for `run`, after the options Node was started with', () => {
+    assert.deepEqual(MEMBER_V8_OPTIONS, ['--max-opt=2']);
+    assert.deepEqual(memberExecArgv(['run', '--config', 'c.yaml'], ['--optimize-for-size']), ['--optimize-for-size', '--max-opt=2']);
+  });
+
+  it('are not added twice (the re-executed Node has them), nor over a tier its starter chose', () => {
+    assert.equal(memberExecArgv(['run'], ['--optimize-for-size', '--max-opt=2']), undefined);
+    assert.equal(memberExecArgv(['run'], ['--max-opt=3']), undefined);
+    assert.equal(memberExecArgv(['run'], ['--jitless']), undefined);
+    assert.equal(memberExecArgv(['run'], ['--no-turbofan']), undefined);
+  });
+
+  it('are not for the leader nor the short commands', () => {
+    for (const args of [['leader', 'run'], ['status'], ['join'], ['version'], [], ['--help']]) assert.equal(memberExecArgv(args, []), undefined, args.join(' '));
+  });
+
+  it('reach the member process itself: the launcher re-executes Node with them, keeping the arguments', async () => {
+    // `run --help` prints the help and exits before any cluster is touched; the re-executed
+    // process reports its own options through NODE_OPTIONS' --require of a one-line probe.
+    const probe = path.join(mkdtempSync(path.join(tmpdir(), 'node-flags-')), 'print-exec-argv.cjs');
+    writeFileSync(probe, 'process.stdout.write(`execArgv ${JSON.stringify(process.execArgv)}\\n`);\n');
+    const { stdout } = await run(process.execPath, ['--optimize-for-size', bin, 'run', '--help'], { env: { ...process.env, NODE_OPTIONS: `--require ${probe}` } });
+    const seen = stdout.split('\n').filter((l) => l.startsWith('execArgv ')).map((l) => JSON.parse(l.slice('execArgv '.length)) as string[]);
+    assert.deepEqual(seen, [['--optimize-for-size'], ['--optimize-for-size', '--max-opt=2']], 'started once as is, then once with the member\'s options');
+    assert.match(stdout, /Usage: clusterset-agent run/);
+  });
+});
