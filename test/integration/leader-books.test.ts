@@ -289,7 +289,10 @@ describe('leader books and member trust', () => {
     await stopLeader();
     const core = admin.makeApiClient(CoreV1Api);
     const params = await core.readNamespacedConfigMap({ namespace: LEADER_NS, name: 'clusterset-member-ids' });
-    await core.replaceNamespacedConfigMap({ namespace: LEADER_NS, name: 'clusterset-member-ids', body: { metadata: { name: 'clusterset-member-ids', namespace: LEADER_NS, labels: params.metadata?.labels ?? {} }, data: { ...params.data, 'member-east': 'east', 'member-east-1': 'east-1' } } });
+    // Kept by hand: without the leader's DashPrefixPairsRefused, which says no pair is in it.
+    const { DashPrefixPairsRefused: leadersWord, ...handKept } = params.data ?? {};
+    assert.equal(leadersWord, 'true', 'the leader says its parameter holds no dash-prefix pair');
+    await core.replaceNamespacedConfigMap({ namespace: LEADER_NS, name: 'clusterset-member-ids', body: { metadata: { name: 'clusterset-member-ids', namespace: LEADER_NS, labels: params.metadata?.labels ?? {} }, data: { ...handKept, 'member-east': 'east', 'member-east-1': 'east-1' } } });
     await waitFor('east denied the name east-1 derives', async () => {
       await deniedWith(as('east').createNamespacedCustomObject({ ...ref(RESOURCE_EXPORT), body: serviceExport('east', 'web', '1-default'), dryRun: 'All' }),
         /ResourceExport east-1-default-web-service of cluster "east" would take the name member "east-1" derives for its own exports/);

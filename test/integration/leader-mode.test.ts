@@ -168,7 +168,7 @@ describe('leader run: this project as the leader', () => {
     assert.equal(sampleValue(samples, 'clusterset_agent_leader_members', { clusterset: CLUSTERSET_ID, state: 'ready' }), 2);
     assert.equal(sampleValue(samples, 'clusterset_agent_leader_members', { clusterset: CLUSTERSET_ID, state: 'disconnected' }), 0);
     const params = await leader.adminConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: LEADER_NS, name: 'clusterset-member-ids' });
-    assert.deepEqual(params.data, { ClusterSetID: CLUSTERSET_ID, LeaderClusterID: 'leader', 'member-east': 'east', 'member-west': 'west' });
+    assert.deepEqual(params.data, { ClusterSetID: CLUSTERSET_ID, LeaderClusterID: 'leader', DashPrefixPairsRefused: 'true', 'member-east': 'east', 'member-west': 'west' });
   });
 
   it('aggregates one Service exported by both members: one ServiceImport, endpoints merged, imported in both', async () => {

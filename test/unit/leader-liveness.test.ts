@@ -90,13 +90,13 @@ describe('memberIdsData', () => {
   const sa = (name: string, id?: string) => ({ metadata: { name, ...(id === undefined ? {} : { annotations: { 'multicluster.antrea.io/cluster-id': id } }) } });
   it('maps annotated ServiceAccounts to their cluster IDs, plus the leader ClusterSet\'s IDs under reserved keys', () => {
     const plan = memberIdsData([sa('member-west', 'west'), sa('member-east', 'east'), sa('default')], [leaderCS()]);
-    assert.deepEqual(plan.data, { 'member-east': 'east', 'member-west': 'west', ClusterSetID: 'cs', LeaderClusterID: 'leader' });
+    assert.deepEqual(plan.data, { 'member-east': 'east', 'member-west': 'west', ClusterSetID: 'cs', LeaderClusterID: 'leader', DashPrefixPairsRefused: 'true' });
     assert.deepEqual(plan.problems, []);
   });
 
   it('fails closed: two ServiceAccounts claiming one ID, an invalid ID, or no single valid ClusterSet are left out and reported', () => {
     const plan = memberIdsData([sa('a', 'east'), sa('b', 'east'), sa('c', 'Not_Valid'), sa('d', 'west')], [leaderCS(), { ...leaderCS(), metadata: { name: 'cs2' } }]);
-    assert.deepEqual(plan.data, { d: 'west' });
+    assert.deepEqual(plan.data, { d: 'west', DashPrefixPairsRefused: 'true' });
     assert.equal(plan.problems.length, 3);
     assert.match(plan.problems.join('\n'), /ServiceAccounts a, b all claim cluster ID east/);
     assert.match(plan.problems.join('\n'), /2 leader ClusterSets in the namespace \(cs, cs2\)/);
@@ -104,7 +104,7 @@ describe('memberIdsData', () => {
 
   it('fails closed on a dash-prefix pair, naming both, and on a dotted ID, in the shared cluster-ID words', () => {
     const plan = memberIdsData([sa('member-east', 'east'), sa('member-east-1', 'east-1'), sa('member-eastern', 'eastern'), sa('dotted', 'a.b')], [leaderCS()]);
-    assert.deepEqual(plan.data, { 'member-eastern': 'eastern', ClusterSetID: 'cs', LeaderClusterID: 'leader' });
+    assert.deepEqual(plan.data, { 'member-eastern': 'eastern', ClusterSetID: 'cs', LeaderClusterID: 'leader', DashPrefixPairsRefused: 'true' });
     assert.match(plan.problems.join('\n'), /cluster IDs east \(ServiceAccount member-east\) and east-1 \(ServiceAccount member-east-1\) form a dash-prefix pair/);
     assert.match(plan.problems.join('\n'), /ServiceAccount dotted: annotation multicluster.antrea.io\/cluster-id: cluster ID "a\.b" is not valid: a cluster ID is a DNS-1123 label/);
   });

@@ -2,7 +2,12 @@
 // namespace, because admission CEL cannot look anything up (antrea-wire.md §3.1, §3.6).
 //   <ServiceAccount name> → the cluster ID of its `multicluster.antrea.io/cluster-id` annotation
 //   ClusterSetID / LeaderClusterID → the leader ClusterSet's name and leader ID (announce CREATE)
-// The two reserved keys contain capitals, which no ServiceAccount name can. Pure.
+//   DashPrefixPairsRefused → "true": no two cluster IDs here form a dash-prefix pair (this
+//     leader leaves both out), so the export policy's search for a member whose export names a
+//     caller's could take is skipped. That search is a comprehension over every entry, which at
+//     1,000 members cost the API server more than the rest of an export write; a parameter kept
+//     by hand (without the key) still gets it.
+// The reserved keys contain capitals, which no ServiceAccount name can. Pure.
 import type { V1ServiceAccount } from '@kubernetes/client-node';
 import type { ClusterSet } from '../../common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair } from '../../common/api/names.js';
@@ -10,6 +15,7 @@ import { leaderProblem } from './liveness.js';
 
 export const MEMBER_IDS_CLUSTERSET_KEY = 'ClusterSetID';
 export const MEMBER_IDS_LEADER_KEY = 'LeaderClusterID';
+export const MEMBER_IDS_NO_PAIRS_KEY = 'DashPrefixPairsRefused';
 
 export interface MemberIdsPlan {
   readonly data: Record<string, string>;
@@ -77,6 +83,8 @@ export function memberIdsData(serviceAccounts: readonly V1ServiceAccount[], clus
   }
   for (const [name, id] of [...bySA]) if (paired.has(id)) bySA.delete(name);
   const data: Record<string, string> = Object.fromEntries([...bySA].sort(([a], [b]) => a.localeCompare(b)));
+  // True by construction: every pair found above was left out.
+  data[MEMBER_IDS_NO_PAIRS_KEY] = 'true';
   const valid = clusterSets.filter((cs) => leaderProblem(cs) === undefined && cs.metadata?.deletionTimestamp == null);
   if (valid.length === 1) {
     const cs = valid[0];
