@@ -2,6 +2,8 @@
 // Runs the bundled CLI (npm run build); during development use `npm run agent -- run ...`.
 // The Node.js check comes first: the bundle itself would fail on an older Node with a screen
 // of minified code instead of a reason.
+import module from 'node:module';
+import { enableCompileCache } from './compile-cache.js';
 import { nodeVersionProblem } from './node-version.js';
 
 const problem = nodeVersionProblem(process.versions.node);
@@ -9,4 +11,6 @@ if (problem !== undefined) {
   console.error(problem);
   process.exit(2);
 }
+// Before the bundle is imported: the cache serves only modules loaded after this.
+enableCompileCache(module);
 await import('../dist/bundle/clusterset-agent.mjs');
