@@ -15,8 +15,10 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { COMPILE_CACHE_DIR } from '../bin/compile-cache.js';
+import { httpThroughRequire } from './http-through-require.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
+
 const result = await build({
   entryPoints: [path.join(root, 'dist', 'cli', 'main.js')],
   outfile: path.join(root, 'dist', 'bundle', 'clusterset-agent.mjs'),
@@ -33,6 +35,7 @@ const result = await build({
   banner: { js: "import { createRequire as __csaCreateRequire } from 'node:module'; const require = __csaCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
+  plugins: [httpThroughRequire],
 });
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
 console.log(`bundled dist/bundle/clusterset-agent.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
