@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { COMPILE_CACHE_DIR } from '../bin/compile-cache.js';
-import { httpThroughRequire } from './http-through-require.mjs';
+import { builtinsThroughRequire } from './builtins-through-require.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -35,7 +35,7 @@ const result = await build({
   banner: { js: "import { createRequire as __csaCreateRequire } from 'node:module'; const require = __csaCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
-  plugins: [httpThroughRequire],
+  plugins: [builtinsThroughRequire],
 });
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
 console.log(`bundled dist/bundle/clusterset-agent.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
