@@ -46,7 +46,7 @@ import { BeatSightings } from './decisions/observed-beats.js';
 import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from './decisions/deadlines.js';
 import { compactServiceAccount } from './decisions/member-ids.js';
 import { apiClient } from '../common/kube/shared-connections.js';
-import { listAllPages, paged } from '../common/kube/paginate.js';
+import { paged } from '../common/kube/paginate.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
@@ -90,15 +90,6 @@ export interface LeaderControllerOptions {
   readonly statusIntervalMs?: number;
 }
 
-/** A LIST answer (a JSON object already): its items must be an array of objects, or the page is refused. */
-function listAnswer(answer: Record<string, unknown>, path: string): KubeList<KubeObject> {
-  const items: unknown = answer['items'];
-  if (!Array.isArray(items) || !items.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item))) {
-    throw new Error(`leader GET ${path}: the answer is not a list (items must be an array of objects)`);
-  }
-  return answer as unknown as KubeList<KubeObject>;
-}
-
 // Node clamps longer delays to 1 ms; a deadline further out is re-armed when this one fires.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -138,21 +129,14 @@ export class LeaderController {
     const objects = apiClient(options.kubeConfig, CustomObjectsApi);
     const core = apiClient(options.kubeConfig, CoreV1Api);
     // The project's watch client: bookmarks and a server-side timeout, as client-go watches.
-    const watch = createJsonClient(options.kubeConfig, undefined, undefined, undefined, 'leader');
-    const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => {
-      const path = `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`;
-      return {
-        name: d.plural,
-        path,
-        // The same pages through the plain-JSON client, not client-node's fetch: a restart lists
-        // every export and import before it is ready, and a CPU profile of that start had fetch's
-        // streams, resource timing and gzip (fetch asks for it, so the API server compressed
-        // each page too) and the garbage they left as a good part of the leader's time.
-        list: () => listAllPages(async (page) => listAnswer(await watch.request('GET', path, { query: { limit: page.limit, continue: page.continue } }), path) as L),
-        watch: through,
-        logger: log,
-      };
-    };
+    const watch = createJsonClient(options.kubeConfig);
+    const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({
+      name: d.plural,
+      path: `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`,
+      list: paged(async (page) => (await objects.listNamespacedCustomObject({ ...d, namespace: ns, ...page })) as L),
+      watch: through,
+      logger: log,
+    });
     this.announces = new ResilientInformer(custom<MemberClusterAnnounceList>(refOf(MEMBER_CLUSTER_ANNOUNCE)));
     this.exports = new ResilientInformer(custom<ResourceExportList>(refOf(RESOURCE_EXPORT)));
     this.imports = new ResilientInformer(custom<ResourceImportList>(refOf(RESOURCE_IMPORT), options.wrapImportWatch?.(watch)));

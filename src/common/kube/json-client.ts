@@ -75,11 +75,7 @@ const ACCEPT: Readonly<Record<Answers, { readonly list: string; readonly watch: 
 };
 
 /** Requests to `kc`'s current cluster; each waits at most `timeoutMs` for the whole answer. */
-export function createJsonClient(
-  kc: KubeConfig, timeoutMs = 60_000, now: () => number = () => performance.now(), answers: Answers = 'objects',
-  /** Who asks, in error messages: `member GET /apis/...`. */
-  role: 'member' | 'leader' = 'member',
-): JsonClient {
+export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => number = () => performance.now(), answers: Answers = 'objects'): JsonClient {
   const accept = ACCEPT[answers];
   let cached: { readonly auth: Promise<Authorization>; readonly at: number } | undefined;
   const currentAuth = (): Promise<Authorization> => {
@@ -107,7 +103,7 @@ export function createJsonClient(
       const { headers, dispatcher } = await currentAuth();
       const secret = /^Bearer (.+)$/.exec(headers['Authorization'] ?? headers['authorization'] ?? '')?.[1];
       return streamWatch({
-        where: `${role} WATCH ${path}`, secret, connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
+        where: `member WATCH ${path}`, secret, connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
         open: async (signal) => {
           const answer = await undiciRequest(url, {
             method: 'GET', headers: { ...headers, Accept: accept.watch, 'User-Agent': 'clusterset-agent' },
@@ -122,7 +118,7 @@ export function createJsonClient(
     },
     async request<T extends Json>(method: string, path: string, options: { readonly query?: Query; readonly body?: unknown } = {}): Promise<T> {
       const url = target(path, options.query);
-      const where = `${role} ${method} ${path}`;
+      const where = `member ${method} ${path}`;
       const { headers, dispatcher } = await currentAuth();
       const secret = /^Bearer (.+)$/.exec(headers['Authorization'] ?? headers['authorization'] ?? '')?.[1];
       const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
