@@ -35,12 +35,13 @@ RUN --mount=type=secret,id=build-ca,target=/run/secrets/build-ca \
  && npm ci --ignore-scripts \
  && test ! -e node_modules/node/bin/node
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.mjs ./scripts/bundle.mjs
+COPY scripts/bundle.mjs scripts/builtins-through-require.mjs ./scripts/
 COPY src ./src
 COPY bin ./bin
 # tsc, then one bundle of the CLI and its dependencies (scripts/bundle.mjs): the runtime stage
-# needs no node_modules.
-RUN npm run build
+# needs no node_modules. The bundle's compile cache (bin/compile-cache.js) is warmed for the
+# agent's uid too: Node keeps one per user, and the read-only image cannot write its own.
+RUN COMPILE_CACHE_UID=1000 npm run build
 
 # ---- runtime ------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}

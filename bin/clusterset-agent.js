@@ -2,6 +2,8 @@
 // Runs the bundled CLI (npm run build); during development use `npm run agent -- run ...`.
 // The Node.js check comes first: the bundle itself would fail on an older Node with a screen
 // of minified code instead of a reason.
+import module from 'node:module';
+import { enableCompileCache } from './compile-cache.js';
 import { memberExecArgv } from './node-flags.js';
 import { nodeVersionProblem } from './node-version.js';
 
@@ -14,4 +16,6 @@ if (problem !== undefined) {
 // (process.execve is missing on Windows: the agent then runs with V8's defaults).
 const execArgv = memberExecArgv(process.argv.slice(2), process.execArgv);
 if (execArgv !== undefined && typeof process.execve === 'function') process.execve(process.execPath, [process.argv0, ...execArgv, ...process.argv.slice(1)], process.env);
+// Before the bundle is imported: the cache serves only modules loaded after this.
+enableCompileCache(module);
 await import('../dist/bundle/clusterset-agent.mjs');

@@ -11,9 +11,14 @@
 // dist/bundle/ sits two levels below the package root, like dist/cli/, so the CLI finds
 // package.json (its version) at the same relative path.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { COMPILE_CACHE_DIR } from '../bin/compile-cache.js';
+import { builtinsThroughRequire } from './builtins-through-require.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
+
 const result = await build({
   entryPoints: [path.join(root, 'dist', 'cli', 'main.js')],
   outfile: path.join(root, 'dist', 'bundle', 'clusterset-agent.mjs'),
@@ -30,6 +35,32 @@ const result = await build({
   banner: { js: "import { createRequire as __csaCreateRequire } from 'node:module'; const require = __csaCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
+  plugins: [builtinsThroughRequire],
 });
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
 console.log(`bundled dist/bundle/clusterset-agent.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
+
+// The compile cache (bin/compile-cache.js), warmed by one start of the new bundle with the
+// image's V8 flags (the ENTRYPOINT's --optimize-for-size: V8 keys its cache by its flags). Node
+// keeps one cache per user id (a directory named after it): the Dockerfile's build runs as root
+// and names the image's user in COMPILE_CACHE_UID, warmed too. The old cache goes first: its
+// entries would only be misses for the new bundle.
+rmSync(COMPILE_CACHE_DIR, { recursive: true, force: true });
+mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
+const extraUid = Number(process.env['COMPILE_CACHE_UID'] ?? '');
+const users = [undefined, ...(Number.isInteger(extraUid) && extraUid > 0 && extraUid !== process.getuid?.() ? [extraUid] : [])];
+for (const uid of users) {
+  // The other user writes its own subdirectory: the cache directory is its for the moment.
+  if (uid !== undefined) chownSync(COMPILE_CACHE_DIR, uid, uid);
+  const warm = spawnSync(process.execPath, ['--optimize-for-size', path.join(root, 'bin', 'clusterset-agent.js'), 'version'],
+    { encoding: 'utf8', ...(uid !== undefined && { uid, gid: uid }) });
+  if (warm.status !== 0) throw new Error(`warming the compile cache${uid === undefined ? '' : ` for uid ${String(uid)}`}: the bundle did not start (exit ${String(warm.status)}): ${warm.stderr}`);
+}
+// Owned by the builder and readable by all: the agent reads it and never writes it in the image.
+for (const entry of readdirSync(COMPILE_CACHE_DIR, { recursive: true, withFileTypes: true })) {
+  const file = path.join(entry.parentPath, entry.name);
+  if (users.length > 1) chownSync(file, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  chmodSync(file, entry.isDirectory() ? 0o755 : 0o644);
+}
+if (users.length > 1) chownSync(COMPILE_CACHE_DIR, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+chmodSync(COMPILE_CACHE_DIR, 0o755);

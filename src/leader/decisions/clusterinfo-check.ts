@@ -14,6 +14,7 @@ import { RESOURCE_EXPORT_KIND, type ResourceExport } from '../../common/api/antr
 import { cidrList, parseCidr, parseIp, type Cidr } from '../../common/net/cidr.js';
 import { parseTimestamp } from '../../common/kube/time.js';
 import { isDeleting, type ExportVerdict } from './aggregate.js';
+import { compareNames } from '../../common/text/order.js';
 
 export const REASON_INVALID_CLUSTER_INFO = 'InvalidClusterInfo';
 export const REASON_CIDR_CONFLICT = 'CIDRConflict';
@@ -61,7 +62,7 @@ function timeOf(obj: KubeObject): number {
 }
 
 function firstHolderFirst(a: ResourceExport, b: ResourceExport): number {
-  return timeOf(a) - timeOf(b) || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
+  return timeOf(a) - timeOf(b) || compareNames(a.metadata?.name ?? '', b.metadata?.name ?? '');
 }
 
 /** One claim's first clash with another claim: indexes into both claims' lists. */

@@ -22,6 +22,7 @@ import {
   MEMBER_ANNOUNCE_PREFIX,
 } from '../../common/api/names.js';
 import { parseTimestamp } from '../../common/kube/time.js';
+import { compareNames } from '../../common/text/order.js';
 
 /** The leader's watch of member Events: only this reason. */
 export const DUPLICATE_EVENTS_SELECTOR = `reason=${DUPLICATE_CLUSTER_ID_REASON}`;
@@ -104,7 +105,7 @@ export function duplicateReports(events: readonly CoreV1Event[], announces: read
     entry.expiresAt = Math.max(entry.expiresAt, at + clearAfterMs);
     found.set(clusterID, entry);
   }
-  return [...found].sort(([a], [b]) => a.localeCompare(b)).map(([clusterID, e]) => ({
+  return [...found].sort(([a], [b]) => compareNames(a, b)).map(([clusterID, e]) => ({
     clusterID, holder: e.holder, claimants: [...e.claimants].sort(), expiresAt: e.expiresAt,
   }));
 }

@@ -19,6 +19,7 @@ import {
 import { TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
 import { parseTimestamp, rfc3339 } from '../../common/kube/time.js';
 import { CLOCK_AHEAD_NOTE, clockAheadMs, countedBeat } from './observed-beats.js';
+import { compareNames } from '../../common/text/order.js';
 
 export const REASON_CONNECTED = 'Connected';
 export const MESSAGE_CONNECTED = 'Member Connected';
@@ -116,7 +117,7 @@ export function leaderClusterSetStatus(
   const now = rfc3339(nowMs);
   const previousByID = new Map((previous?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s]));
   const clusterStatuses: ClusterStatus[] = [...members]
-    .sort((a, b) => a.clusterID.localeCompare(b.clusterID))
+    .sort((a, b) => compareNames(a.clusterID, b.clusterID))
     .map((m) => ({
       clusterID: m.clusterID,
       conditions: [keepTransition(readyOf(previousByID.get(m.clusterID)?.conditions), {

@@ -12,6 +12,7 @@ import type { V1ServiceAccount } from '@kubernetes/client-node';
 import type { ClusterSet } from '../../common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair } from '../../common/api/names.js';
 import { leaderProblem } from './liveness.js';
+import { compareNames } from '../../common/text/order.js';
 
 export const MEMBER_IDS_CLUSTERSET_KEY = 'ClusterSetID';
 export const MEMBER_IDS_LEADER_KEY = 'LeaderClusterID';
@@ -82,7 +83,7 @@ export function memberIdsData(serviceAccounts: readonly V1ServiceAccount[], clus
     }
   }
   for (const [name, id] of [...bySA]) if (paired.has(id)) bySA.delete(name);
-  const data: Record<string, string> = Object.fromEntries([...bySA].sort(([a], [b]) => a.localeCompare(b)));
+  const data: Record<string, string> = Object.fromEntries([...bySA].sort(([a], [b]) => compareNames(a, b)));
   // True by construction: every pair found above was left out.
   data[MEMBER_IDS_NO_PAIRS_KEY] = 'true';
   const valid = clusterSets.filter((cs) => leaderProblem(cs) === undefined && cs.metadata?.deletionTimestamp == null);
