@@ -53,14 +53,16 @@ describe('listAllPages', () => {
     assert.equal(calls, 1);
   });
 
-  it("paged() hands client-node's calls limit and _continue", async () => {
+  it("paged() hands client-node's calls limit and _continue, and reads the token where its models put it (_continue)", async () => {
     const asked: unknown[] = [];
     const list = await paged(async (page: { limit: number; _continue?: string }) => {
       await Promise.resolve();
       asked.push(page);
-      return page._continue === undefined ? { items: [1], metadata: { continue: 'c1' } } : { items: [2], metadata: {} };
+      // As V1ListMeta deserialises an answer's `continue` (test/integration/paginate.test.ts).
+      return page._continue === undefined ? { items: [1], metadata: { _continue: 'c1' } } : { items: [2], metadata: { _continue: '' } };
     }, 1)();
     assert.deepEqual(asked, [{ limit: 1 }, { limit: 1, _continue: 'c1' }]);
     assert.deepEqual(list.items, [1, 2]);
+    assert.deepEqual(list.metadata, {}, 'no token left on the whole list');
   });
 });

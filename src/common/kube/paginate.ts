@@ -18,7 +18,20 @@ export interface Page {
 
 interface ListAnswer<T> {
   items: T[];
-  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  /**
+   * `continue` in JSON; client-node's generated models (V1ListMeta) call it `_continue`, so a
+   * typed list (ServiceAccounts, Services, Namespaces...) carries the token there. Reading only
+   * `continue` stopped every typed list at its first page: a restarted leader saw 500 of 1,050
+   * ServiceAccounts and rewrote its admission parameter with 500 members (bench:leader at 1,000
+   * members), and a member's exporter saw the first 500 Services.
+   */
+  metadata?: { resourceVersion?: string; continue?: string; _continue?: string; remainingItemCount?: number };
+}
+
+/** The answer's continue token, in JSON's spelling or client-node's; undefined on the last page. */
+function continueOf(answer: ListAnswer<unknown>): string | undefined {
+  const token = answer.metadata?.continue ?? answer.metadata?._continue;
+  return token === undefined || token === '' ? undefined : token;
 }
 
 /**
@@ -30,11 +43,11 @@ export async function listAllPages<L extends ListAnswer<unknown>>(fetch: (page: 
     try {
       let answer = await fetch({ limit: pageSize, continue: undefined });
       const items = [...answer.items];
-      while (answer.metadata?.continue !== undefined && answer.metadata.continue !== '') {
-        answer = await fetch({ limit: pageSize, continue: answer.metadata.continue });
+      for (let token = continueOf(answer); token !== undefined; token = continueOf(answer)) {
+        answer = await fetch({ limit: pageSize, continue: token });
         items.push(...answer.items);
       }
-      const { continue: _done, remainingItemCount: _none, ...metadata } = answer.metadata ?? {};
+      const { continue: _done, _continue: _typedDone, remainingItemCount: _none, ...metadata } = answer.metadata ?? {};
       return Object.assign(answer, { items, metadata });
     } catch (err) {
       // An expired continue token: start over, from a new snapshot.
