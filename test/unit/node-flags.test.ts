@@ -30,13 +30,15 @@ describe('the member\'s V8 options', () => {
   });
 
   it('reach the member process itself: the launcher re-executes Node with them, keeping the arguments', async () => {
-    // `run --help` prints the help and exits before any cluster is touched; the re-executed
-    // process reports its own options through NODE_OPTIONS' --require of a one-line probe.
+    // The re-executed process reports its own options and arguments through NODE_OPTIONS'
+    // --require of a one-line probe, which runs before the launcher. What follows (the bundle,
+    // `run --help`) needs a build that a unit test does not make: its exit status is not judged.
     const probe = path.join(mkdtempSync(path.join(tmpdir(), 'node-flags-')), 'print-exec-argv.cjs');
-    writeFileSync(probe, 'process.stdout.write(`execArgv ${JSON.stringify(process.execArgv)}\\n`);\n');
-    const { stdout } = await run(process.execPath, ['--optimize-for-size', bin, 'run', '--help'], { env: { ...process.env, NODE_OPTIONS: `--require ${probe}` } });
-    const seen = stdout.split('\n').filter((l) => l.startsWith('execArgv ')).map((l) => JSON.parse(l.slice('execArgv '.length)) as string[]);
-    assert.deepEqual(seen, [['--optimize-for-size'], ['--optimize-for-size', '--max-opt=2']], 'started once as is, then once with the member\'s options');
-    assert.match(stdout, /Usage: clusterset-agent run/);
+    writeFileSync(probe, 'process.stdout.write(`execArgv ${JSON.stringify([process.execArgv, process.argv.slice(2)])}\\n`);\n');
+    const stdout = await run(process.execPath, ['--optimize-for-size', bin, 'run', '--help'], { env: { ...process.env, NODE_OPTIONS: `--require ${probe}` } })
+      .then((r) => r.stdout, (err: unknown) => (err as { stdout?: string }).stdout ?? '');
+    const seen = stdout.split('\n').filter((l) => l.startsWith('execArgv ')).map((l) => JSON.parse(l.slice('execArgv '.length)) as [string[], string[]]);
+    assert.deepEqual(seen, [[['--optimize-for-size'], ['run', '--help']], [['--optimize-for-size', '--max-opt=2'], ['run', '--help']]],
+      'started once as is, then once with the member\'s options, the arguments kept');
   });
 });
