@@ -128,15 +128,21 @@ export class FakeStore implements LocalStore {
     return structuredClone(stored);
   }
 
-  async replace(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
-    const key = storeKey(ref);
-    await this.#enter('replace', key, ref);
+  /** The stored object `body` replaces: 404 when there is none, 409 when `body` names another resourceVersion. */
+  #current(key: string, ref: ObjectRef, body: PlainObject): PlainObject {
     const current = this.objects.get(key);
     if (!current) throw this.#notFound(ref);
     const rv = body.metadata?.resourceVersion;
     if (rv !== undefined && rv !== current.metadata?.resourceVersion) {
       throw apiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
     }
+    return current;
+  }
+
+  async replace(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
+    const key = storeKey(ref);
+    await this.#enter('replace', key, ref);
+    const current = this.#current(key, ref, body);
     const stored = this.#stamp(ref, body, current.metadata?.uid);
     this.objects.set(key, stored);
     this.maxOwned = Math.max(this.maxOwned, this.ownedNow());
@@ -147,12 +153,7 @@ export class FakeStore implements LocalStore {
   async replaceStatus(ref: ObjectRef, body: PlainObject): Promise<PlainObject> {
     const key = storeKey(ref);
     await this.#enter('status', key, ref);
-    const current = this.objects.get(key);
-    if (!current) throw this.#notFound(ref);
-    const rv = body.metadata?.resourceVersion;
-    if (rv !== undefined && rv !== current.metadata?.resourceVersion) {
-      throw apiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
-    }
+    const current = this.#current(key, ref, body);
     const status = Object.fromEntries(Object.entries((body['status'] ?? {}) as Record<string, unknown>).filter(([field]) => !this.prunedStatusFields.has(field)));
     const stored = this.#stamp(ref, { ...current, status }, current.metadata?.uid);
     this.objects.set(key, stored);
