@@ -25,7 +25,7 @@ import { createReadStream } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig, type V1ServicePort } from '@kubernetes/client-node';
 import {
   CLUSTERSET,
   MEMBER_CLUSTER_ANNOUNCE,
@@ -35,17 +35,11 @@ import {
   type ResourceExport,
   type ResourceImport,
 } from '../src/common/api/antrea.js';
-import {
-  RE_LABEL_SOURCE_CLUSTER_ID,
-  RE_LABEL_SOURCE_KIND,
-  RE_LABEL_SOURCE_NAME,
-  RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT_FINALIZER,
-} from '../src/common/api/names.js';
 import type { AuditEvent } from '../test/harness/agent-process.js';
 import { CLUSTERSET_ID, LEADER_NS } from '../test/harness/clusterset.js';
 import type { ControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace } from '../test/harness/kube.js';
+import { endpointsExport as harnessEndpointsExport, HTTP_PORT, serviceExport as harnessServiceExport } from '../test/harness/resource-export.js';
 import { waitFor } from '../test/harness/wait.js';
 import { pool, rssKb, waitForQuietMachine } from './common.js';
 import { cpuOf, type LeaderUnderTest } from './fleet-leaders.js';
@@ -92,28 +86,14 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** Member `clusterID`'s Endpoints RE of Service bench/`service`, with ClusterIP `ip` (ClusterIP mode). */
 export function endpointsExport(clusterID: string, service: string, ip: string, namespace = LEADER_NS): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-bench-${service}-endpoints`, namespace,
-      labels: { [RE_LABEL_SOURCE_NAME]: service, [RE_LABEL_SOURCE_NAMESPACE]: 'bench', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Endpoints' },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: { clusterID, name: service, namespace: 'bench', kind: 'Endpoints', endpoints: { subsets: [{ addresses: [{ ip }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } },
-  };
+  return harnessEndpointsExport(clusterID, 'bench', service, { clusterIP: ip, leaderNamespace: namespace });
 }
 
-export function serviceExport(clusterID: string, service: string, ports: readonly { name: string; port: number; protocol: string; targetPort?: number }[] = [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }]): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-bench-${service}-service`,
-      labels: { [RE_LABEL_SOURCE_NAME]: service, [RE_LABEL_SOURCE_NAMESPACE]: 'bench', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Service' },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: { clusterID, name: service, namespace: 'bench', kind: 'Service', service: { serviceSpec: { ports: ports.map((p) => ({ ...p })) } } },
-  };
+/** Member `clusterID`'s Service RE of Service bench/`service`. */
+export function serviceExport(clusterID: string, service: string, ports: readonly V1ServicePort[] = [HTTP_PORT]): ResourceExport {
+  return harnessServiceExport(clusterID, 'bench', service, { ports });
 }
 
 /** An announce as a member first writes it. */

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ResourceExport } from '../src/common/api/antrea.js';
+import { clusterInfoExportOf, serviceExport as harnessServiceExport, storedExport } from '../test/harness/resource-export.js';
 import { buildDist, repoRoot } from './common.js';
 
 const { values } = parseArgs({ options: {
@@ -42,10 +43,9 @@ function best(runs: number, fn: () => unknown): number {
 }
 
 function serviceExport(cluster: string, ports: number): ResourceExport {
-  return {
-    metadata: { name: `${cluster}-bench-wide-service`, creationTimestamp: '2026-01-01T00:00:00Z' as unknown as Date },
-    spec: { clusterID: cluster, name: 'wide', namespace: 'bench', kind: 'Service', service: { serviceSpec: { ports: Array.from({ length: ports }, (_, p) => ({ name: `p${String(p)}`, port: 1024 + p, protocol: 'TCP' })) } } },
-  };
+  return storedExport(harnessServiceExport(cluster, 'bench', 'wide', {
+    ports: Array.from({ length: ports }, (_, p) => ({ name: `p${String(p)}`, port: 1024 + p, protocol: 'TCP' })),
+  }), '2026-01-01T00:00:00Z');
 }
 
 const small = [serviceExport('east', PORTS / 10)];
@@ -60,13 +60,12 @@ console.log(`  mergePorts, ${String(PORTS / 10)} ports: ${mergeSmall.toFixed(1)}
 console.log(`  baseline (reading the ports): ${readLarge.toFixed(1)} ms for ${String(PORTS)} (${(readLarge / readSmall).toFixed(1)}x for 10x); mergePorts / baseline at ${String(PORTS)}: ${(mergeLarge / readLarge).toFixed(1)}`);
 
 const cidrs = Array.from({ length: CIDRS }, (_, i) => `100.${String(64 + Math.floor(i / 65_536))}.${String(Math.floor(i / 256) % 256)}.${String(i % 256)}/32`);
-const members: ResourceExport[] = Array.from({ length: MEMBERS }, (_, m) => ({
-  metadata: { name: `m${String(m)}-clusterinfo`, resourceVersion: '1', creationTimestamp: new Date(1_700_000_000_000 + m * 1000).toISOString() as unknown as Date },
-  spec: { clusterID: `m${String(m)}`, name: `m${String(m)}`, namespace: 'kube-system', kind: 'ClusterInfo', clusterInfo: {
-    clusterID: `m${String(m)}`, serviceCIDR: `192.168.${String(m)}.0/24`, gatewayInfos: [{ gatewayIP: `172.18.0.${String(m + 2)}` }],
-    podCIDRs: m === 0 ? cidrs : [`10.${String(m)}.0.0/16`],
-  } },
-}));
+const members: ResourceExport[] = Array.from({ length: MEMBERS }, (_, m) => {
+  const re = storedExport(clusterInfoExportOf(`m${String(m)}`, {
+    serviceCIDR: `192.168.${String(m)}.0/24`, gatewayIP: `172.18.0.${String(m + 2)}`, podCIDRs: m === 0 ? cidrs : [`10.${String(m)}.0.0/16`],
+  }), new Date(1_700_000_000_000 + m * 1000).toISOString());
+  return { ...re, metadata: { ...re.metadata, resourceVersion: '1' } };
+});
 const parseOnce = best(3, () => cidrs.map((c) => net.parseCidr(c)));
 // What the leader runs after the big member's ClusterInfo changed: every member's key asks.
 // (A build without ClusterInfoJudge, before issue 29: every key judges all.)

@@ -25,12 +25,12 @@ import { parseArgs } from 'node:util';
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { MEMBER_CLUSTER_ANNOUNCE, RESOURCE_EXPORT, RESOURCE_IMPORT, type ResourceExport, type ResourceImport } from '../src/common/api/antrea.js';
-import { RE_LABEL_SOURCE_CLUSTER_ID, RE_LABEL_SOURCE_KIND, RESOURCE_EXPORT_FINALIZER } from '../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../src/common/kube/errors.js';
 import { createMemberToken } from '../src/leader/member-token.js';
 import { LEADER_NS, setupLeader } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { createNamespace, tokenConfig } from '../test/harness/kube.js';
+import { clusterInfoExportOf } from '../test/harness/resource-export.js';
 import { waitFor } from '../test/harness/wait.js';
 import { buildDist, pool, repoRoot, runBench } from './common.js';
 import { announceOf, serviceExport as fleetServiceExport } from './fleet.js';
@@ -65,11 +65,7 @@ function podCidrs(count: number, round: number): string[] {
 }
 
 function clusterInfoExport(clusterID: string, i: number, podCIDRs: string[]): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: { name: `${clusterID}-clusterinfo`, labels: { [RE_LABEL_SOURCE_KIND]: 'ClusterInfo', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID }, finalizers: [RESOURCE_EXPORT_FINALIZER] },
-    spec: { kind: 'ClusterInfo', clusterID, name: clusterID, namespace: 'kube-system', clusterInfo: { clusterID, serviceCIDR: `192.168.${String(i)}.0/24`, podCIDRs, gatewayInfos: [{ gatewayIP: `172.18.${String(Math.floor(i / 200))}.${String((i % 200) + 2)}` }] } },
-  };
+  return clusterInfoExportOf(clusterID, { serviceCIDR: `192.168.${String(i)}.0/24`, podCIDRs, gatewayIP: `172.18.${String(Math.floor(i / 200))}.${String((i % 200) + 2)}` });
 }
 
 function serviceExport(clusterID: string, ports: number, offset: number): ResourceExport {

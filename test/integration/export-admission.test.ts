@@ -5,19 +5,17 @@
 // cluster's name, or of breaking the leader's bookkeeping, is denied with a message naming the
 // rule (Antrea ≥ 2.7's ResourceExport webhook rules, spec §3.6).
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { RESOURCE_EXPORT } from '../../src/common/api/antrea.js';
+import { RESOURCE_EXPORT, type ResourceExport } from '../../src/common/api/antrea.js';
 import {
   RE_LABEL_SOURCE_CLUSTER_ID,
   RE_LABEL_SOURCE_KIND,
   RE_LABEL_SOURCE_NAME,
-  RE_LABEL_SOURCE_NAMESPACE,
   RESOURCE_EXPORT_FINALIZER,
 } from '../../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
@@ -26,13 +24,13 @@ import { startControlPlane, type ControlPlane } from '../harness/control-plane.j
 import { createServiceAccountWithRole, issueToken, kubectl, tokenConfig, waitForAccess } from '../harness/kube.js';
 import { CHART, helmTemplate, MEMBER_IDS_CONFIGMAP as PARAM_CONFIGMAP } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import { clusterInfoExportOf, labelIdentityExport as harnessLabelIdentityExport, serviceExports } from '../harness/resource-export.js';
 import { waitFor } from '../harness/wait.js';
 
 
 const POLICY_NAME = `clusterset-agent-resourceexports-${LEADER_NS}`;
 const EAST = 'east';
 const WEST = 'west';
-const MEMBER_NS = 'kube-system';
 
 interface ResourceExportBody {
   apiVersion: string;
@@ -43,54 +41,27 @@ interface ResourceExportBody {
 
 const reRef = { group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS };
 
-/** A Service or Endpoints export exactly as Antrea's member writes it (spec §2.10). */
+/** A test's own copy of a built export, typed for the field-by-field changes the denials need. */
+function body(re: ResourceExport): ResourceExportBody {
+  const { apiVersion, kind, metadata, spec } = re;
+  if (apiVersion === undefined || kind === undefined || metadata?.name === undefined || spec === undefined) throw new Error('a built ResourceExport has apiVersion, kind, a name and a spec');
+  return { apiVersion, kind, metadata: { ...metadata, name: metadata.name }, spec: { ...spec } };
+}
+
+/** A Service or Endpoints export exactly as a member writes it (spec §2.10; the Endpoints one in ClusterIP mode). */
 function serviceExport(clusterID: string, kind: 'Service' | 'Endpoints', namespace = 'default', name = 'nginx'): ResourceExportBody {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion,
-    kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-${namespace}-${name}-${kind.toLowerCase()}`,
-      labels: {
-        [RE_LABEL_SOURCE_NAME]: name, [RE_LABEL_SOURCE_NAMESPACE]: namespace,
-        [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: kind,
-      },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: {
-      clusterID, name, namespace, kind,
-      ...(kind === 'Service'
-        ? { service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } }
-        : { endpoints: { subsets: [{ addresses: [{ ip: '10.96.0.10' }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }] } }),
-    },
-  };
+  const pair = serviceExports(clusterID, namespace, name);
+  return body(kind === 'Service' ? pair.service : pair.endpoints);
 }
 
 /** The ClusterInfo export of a member's Gateway (spec §2.10). */
 function clusterInfoExport(clusterID: string): ResourceExportBody {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion,
-    kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-clusterinfo`,
-      labels: { [RE_LABEL_SOURCE_KIND]: 'ClusterInfo', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: {
-      kind: 'ClusterInfo', clusterID, name: clusterID, namespace: MEMBER_NS,
-      clusterInfo: { clusterID, serviceCIDR: '10.96.0.0/12', podCIDRs: ['10.244.0.0/16'], gatewayInfos: [{ gatewayIP: '172.18.0.2' }] },
-    },
-  };
+  return body(clusterInfoExportOf(clusterID, { serviceCIDR: '10.96.0.0/12', podCIDRs: ['10.244.0.0/16'], gatewayIP: '172.18.0.2' }));
 }
 
 /** A LabelIdentity export: no finalizer, named after the label's SHA-1. */
 function labelIdentityExport(clusterID: string, normalizedLabel: string): ResourceExportBody {
-  const hash = createHash('sha1').update(normalizedLabel).digest('hex').slice(0, 16);
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion,
-    kind: RESOURCE_EXPORT.kind,
-    metadata: { name: `${clusterID}-${hash}`, labels: { [RE_LABEL_SOURCE_KIND]: 'LabelIdentity', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID } },
-    spec: { clusterID, kind: 'LabelIdentity', labelIdentity: { normalizedLabel } },
-  };
+  return body(harnessLabelIdentityExport(clusterID, normalizedLabel));
 }
 
 function customObjects(cp: ControlPlane, token: string): CustomObjectsApi {

@@ -19,13 +19,6 @@ import {
   type ResourceExport,
   type ResourceImport,
 } from '../../src/common/api/antrea.js';
-import {
-  RE_LABEL_SOURCE_CLUSTER_ID,
-  RE_LABEL_SOURCE_KIND,
-  RE_LABEL_SOURCE_NAME,
-  RE_LABEL_SOURCE_NAMESPACE,
-  RESOURCE_EXPORT_FINALIZER,
-} from '../../src/common/api/names.js';
 import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import type { WatchLike } from '../../src/common/kube/informer.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_LEADER } from '../../src/leader/decisions/books.js';
@@ -38,6 +31,12 @@ import { maybe } from '../harness/imports.js';
 import { CHART, helmTemplate } from '../harness/leader-admission.js';
 import { ANTREA_MEMBER_ROLE_RULES } from '../harness/clusterset.js';
 import { onFailureShowLogs } from '../harness/report.js';
+import {
+  clusterInfoExportOf,
+  endpointsExport as harnessEndpointsExport,
+  labelIdentityExport as harnessLabelIdentityExport,
+  serviceExport as harnessServiceExport,
+} from '../harness/resource-export.js';
 import { waitFor } from '../harness/wait.js';
 
 const RELEASE_NS = 'csa-leader';
@@ -69,46 +68,22 @@ class HeldWatch {
 }
 
 function serviceExport(clusterID: string, name: string, namespace = 'default'): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-${namespace}-${name}-service`,
-      labels: { [RE_LABEL_SOURCE_NAME]: name, [RE_LABEL_SOURCE_NAMESPACE]: namespace, [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Service' },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: { clusterID, name, namespace, kind: 'Service', service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }] } } },
-  };
+  return harnessServiceExport(clusterID, namespace, name);
 }
 
+/** `addresses` ready Pod IPs 10.<base>.x.y (PodIP mode). */
 function endpointsExport(clusterID: string, name: string, addresses: number, base: number): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: {
-      name: `${clusterID}-default-${name}-endpoints`,
-      labels: { [RE_LABEL_SOURCE_NAME]: name, [RE_LABEL_SOURCE_NAMESPACE]: 'default', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID, [RE_LABEL_SOURCE_KIND]: 'Endpoints' },
-      finalizers: [RESOURCE_EXPORT_FINALIZER],
-    },
-    spec: { clusterID, name, namespace: 'default', kind: 'Endpoints', endpoints: { subsets: [{
-      addresses: Array.from({ length: addresses }, (_, i) => ({ ip: `10.${String(base)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}` })),
-      ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
-    }] } },
-  };
+  return harnessEndpointsExport(clusterID, 'default', name, {
+    podIPs: Array.from({ length: addresses }, (_, i) => `10.${String(base)}.${String(Math.floor(i / 250))}.${String((i % 250) + 1)}`),
+  });
 }
 
 function labelIdentityExport(clusterID: string, n: number): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: { name: `${clusterID}-${n.toString(16).padStart(16, '0')}`, labels: { [RE_LABEL_SOURCE_KIND]: 'LabelIdentity', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID } },
-    spec: { clusterID, kind: 'LabelIdentity', labelIdentity: { normalizedLabel: `ns:x=${String(n)}&pod:` } },
-  };
+  return harnessLabelIdentityExport(clusterID, `ns:x=${String(n)}&pod:`, `${clusterID}-${n.toString(16).padStart(16, '0')}`);
 }
 
 function clusterInfoExport(clusterID: string, serviceCIDR: string, podCIDR: string, gatewayIP: string): ResourceExport {
-  return {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: { name: `${clusterID}-clusterinfo`, labels: { [RE_LABEL_SOURCE_KIND]: 'ClusterInfo', [RE_LABEL_SOURCE_CLUSTER_ID]: clusterID }, finalizers: [RESOURCE_EXPORT_FINALIZER] },
-    spec: { kind: 'ClusterInfo', clusterID, name: clusterID, namespace: 'kube-system', clusterInfo: { clusterID, serviceCIDR, podCIDRs: [podCIDR], gatewayInfos: [{ gatewayIP }] } },
-  };
+  return clusterInfoExportOf(clusterID, { serviceCIDR, podCIDRs: [podCIDR], gatewayIP });
 }
 
 function announceBody(clusterID: string, touch: string | undefined): MemberClusterAnnounce {

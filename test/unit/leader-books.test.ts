@@ -13,6 +13,7 @@ import { cidrProblem as importCidrProblem } from '../../src/importer/policy.js';
 import { ExportIndex } from '../../src/leader/decisions/export-index.js';
 import { countVerdicts, planImport } from '../../src/leader/decisions/aggregate.js';
 import { memberLiveness } from '../../src/leader/decisions/liveness.js';
+import { clusterInfoExportOf, serviceExport as harnessServiceExport, storedExport } from '../harness/resource-export.js';
 
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -27,25 +28,11 @@ function ri(name: string, options: { labels?: Record<string, string>; spec?: Res
 }
 
 function serviceExport(cluster: string, name: string, createdMs = 0, deleting = false): ResourceExport {
-  return {
-    metadata: { name: `${cluster}-ns-${name}-service`, creationTimestamp: at(createdMs) as unknown as Date, labels: { sourceClusterID: cluster }, ...(deleting ? { deletionTimestamp: at(1) as unknown as Date } : {}) },
-    spec: { clusterID: cluster, name, namespace: 'ns', kind: 'Service', service: { serviceSpec: { ports: [{ port: 80, protocol: 'TCP' }] } } },
-  };
+  return storedExport(harnessServiceExport(cluster, 'ns', name, { ports: [{ port: 80, protocol: 'TCP' }] }), at(createdMs), deleting ? at(1) : undefined);
 }
 
 function clusterInfo(cluster: string, createdMs: number, info: { serviceCIDR?: string; podCIDRs?: string[]; gatewayIP?: string }): ResourceExport {
-  return {
-    metadata: { name: `${cluster}-clusterinfo`, creationTimestamp: at(createdMs) as unknown as Date },
-    spec: {
-      clusterID: cluster, name: cluster, namespace: 'kube-system', kind: 'ClusterInfo',
-      clusterInfo: {
-        clusterID: cluster,
-        ...(info.serviceCIDR === undefined ? {} : { serviceCIDR: info.serviceCIDR }),
-        ...(info.podCIDRs === undefined ? {} : { podCIDRs: info.podCIDRs }),
-        ...(info.gatewayIP === undefined ? {} : { gatewayInfos: [{ gatewayIP: info.gatewayIP }] }),
-      },
-    },
-  };
+  return storedExport(clusterInfoExportOf(cluster, info), at(createdMs));
 }
 
 function announce(clusterID: string, options: { touch?: string; created?: string; finalizers?: string[]; deleting?: boolean } = {}): MemberClusterAnnounce {
@@ -338,10 +325,8 @@ describe('leader ClusterInfo checks', () => {
 });
 
 describe('leader aggregation: the two mutations the issue names', () => {
-  const svc = (cluster: string, createdMs: number, protocol: string): ResourceExport => ({
-    metadata: { name: `${cluster}-ns-web-service`, creationTimestamp: at(createdMs) as unknown as Date, labels: { sourceClusterID: cluster } },
-    spec: { clusterID: cluster, name: 'web', namespace: 'ns', kind: 'Service', service: { serviceSpec: { ports: [{ name: 'http', port: 80, protocol }] } } },
-  });
+  const svc = (cluster: string, createdMs: number, protocol: string): ResourceExport =>
+    storedExport(harnessServiceExport(cluster, 'ns', 'web', { ports: [{ name: 'http', port: 80, protocol }] }), at(createdMs));
 
   it('"first exporter wins" goes by creation time, not by name (the oldest is alphabetically last here)', () => {
     const zeta = svc('zeta', 0, 'TCP');
