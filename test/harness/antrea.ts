@@ -6,13 +6,13 @@
 // loopback, and it gets a private mount namespace with its own /run, so the self-signed webhook
 // certificate it writes under /var/run/antrea stays out of the machine's /run.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AdmissionregistrationV1Api, CustomObjectsApi, RbacAuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CLUSTERSET } from '../../src/common/api/antrea.js';
 import { CLUSTER_ID_ANNOTATION } from '../../src/common/api/names.js';
-import { repoRoot } from './bins.js';
+import { builtFiles, repoRoot } from './bins.js';
 import { freePort, type ControlPlane } from './control-plane.js';
 import { createNamespace, issueToken, kubectl } from './kube.js';
 import { type ManagedProcess, startProcess, tail } from './processes.js';
@@ -38,13 +38,7 @@ let cached: AntreaBins | undefined;
 /** antrea-mc-controller and Antrea's manifests, built on first use (progress on stderr) and cached. */
 export function antreaBins(): AntreaBins {
   if (cached) return cached;
-  let dir = process.env['ANTREA_BINS_DIR'];
-  if (!dir) {
-    dir = execFileSync('bash', [ANTREA_BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
-    process.env['ANTREA_BINS_DIR'] = dir;
-  }
-  const controller = path.join(dir, 'antrea-mc-controller');
-  if (!existsSync(controller)) throw new Error(`antrea-mc-controller missing in ${dir}; rerun ${ANTREA_BUILD_SCRIPT}`);
+  const { dir, controller } = builtFiles('ANTREA_BINS_DIR', ANTREA_BUILD_SCRIPT, { controller: 'antrea-mc-controller' });
   const yamls = path.join(dir, 'yamls');
   cached = { dir, controller, yaml: (file) => readFileSync(path.join(yamls, file), 'utf8') };
   return cached;

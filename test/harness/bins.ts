@@ -19,27 +19,32 @@ export const BUILD_SCRIPT = path.join(repoRoot, 'test', 'k8s-bins', 'build-k8s-b
 
 let cached: K8sBins | undefined;
 
+/**
+ * The files a build script under test/ caches, by path, and their folder. The folder is
+ * `envVar` when set (a parent test process, or the caller, already asked), else the script's
+ * answer on stdout (it builds on a cold cache, its progress on stderr), then kept in `envVar`
+ * so that child test processes inherit it instead of hashing the inputs again. Throws, naming
+ * the script to rerun, when one of `files` (key: file name in the folder) is not there.
+ */
+export function builtFiles<K extends string>(envVar: string, script: string, files: Readonly<Record<K, string>>): { readonly dir: string } & Readonly<Record<K, string>> {
+  let dir = process.env[envVar];
+  if (!dir) {
+    dir = execFileSync('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
+    process.env[envVar] = dir;
+  }
+  const paths: Record<string, string> = {};
+  for (const [key, file] of Object.entries<string>(files)) {
+    const full = path.join(dir, file);
+    if (!existsSync(full)) throw new Error(`${file} missing: ${full} (${envVar}=${dir}); rerun ${script}`);
+    paths[key] = full;
+  }
+  return { dir, ...(paths as Record<K, string>) };
+}
+
 /** Returns the binaries, building them when the cache is cold (progress goes to stderr). */
 export function k8sBins(): K8sBins {
-  if (cached) return cached;
-  let dir = process.env['K8S_BINS_DIR'];
-  if (!dir) {
-    dir = execFileSync('bash', [BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
-    // Child test processes inherit the answer instead of re-hashing the inputs.
-    process.env['K8S_BINS_DIR'] = dir;
-  }
-  const bins: K8sBins = {
-    dir,
-    etcd: path.join(dir, 'etcd'),
-    kubeApiserver: path.join(dir, 'kube-apiserver'),
-    kubectl: path.join(dir, 'kubectl'),
-    helm: path.join(dir, 'helm'),
-  };
-  for (const file of [bins.etcd, bins.kubeApiserver, bins.kubectl, bins.helm]) {
-    if (!existsSync(file)) throw new Error(`k8s binary missing: ${file} (K8S_BINS_DIR=${dir}); rerun ${BUILD_SCRIPT}`);
-  }
-  cached = bins;
-  return bins;
+  cached ??= builtFiles('K8S_BINS_DIR', BUILD_SCRIPT, { etcd: 'etcd', kubeApiserver: 'kube-apiserver', kubectl: 'kubectl', helm: 'helm' });
+  return cached;
 }
 
 export { repoRoot };
@@ -59,22 +64,7 @@ let cachedControl: ControlBins | undefined;
 
 /** The fuller control plane's binaries, built on first use into their own cache (see build-control-bins.sh). */
 export function controlBins(): ControlBins {
-  if (cachedControl) return cachedControl;
-  let dir = process.env['K8S_CONTROL_BINS_DIR'];
-  if (!dir) {
-    dir = execFileSync('bash', [CONTROL_BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
-    process.env['K8S_CONTROL_BINS_DIR'] = dir;
-  }
-  const bins: ControlBins = {
-    dir,
-    kubeControllerManager: path.join(dir, 'kube-controller-manager'),
-    kubeScheduler: path.join(dir, 'kube-scheduler'),
-    kwok: path.join(dir, 'kwok'),
-    kwokStages: path.join(dir, 'kwok-stages.yaml'),
-  };
-  for (const file of [bins.kubeControllerManager, bins.kubeScheduler, bins.kwok, bins.kwokStages]) {
-    if (!existsSync(file)) throw new Error(`control-plane binary missing: ${file} (K8S_CONTROL_BINS_DIR=${dir}); rerun ${CONTROL_BUILD_SCRIPT}`);
-  }
-  cachedControl = bins;
-  return bins;
+  cachedControl ??= builtFiles('K8S_CONTROL_BINS_DIR', CONTROL_BUILD_SCRIPT,
+    { kubeControllerManager: 'kube-controller-manager', kubeScheduler: 'kube-scheduler', kwok: 'kwok', kwokStages: 'kwok-stages.yaml' });
+  return cachedControl;
 }

@@ -6,10 +6,10 @@
 // ServiceAccount token. Tests query it with Node's own resolver.
 import { execFileSync } from 'node:child_process';
 import { promises as dns } from 'node:dns';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { RbacAuthorizationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { k8sBins, repoRoot } from './bins.js';
+import { builtFiles, k8sBins, repoRoot } from './bins.js';
 import { freePort, type ControlPlane } from './control-plane.js';
 import { createNamespace, issueToken, kubectlApply } from './kube.js';
 import { startProcess, type ManagedProcess } from './processes.js';
@@ -25,15 +25,8 @@ let instances = 0;
 /** The CoreDNS binary, built on first use into its own cache (see build-coredns.sh). */
 export function coreDNSBinary(): string {
   if (cachedBinary !== undefined) return cachedBinary;
-  let dir = process.env['COREDNS_DIR'];
-  if (!dir) {
-    dir = execFileSync('bash', [COREDNS_BUILD_SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim();
-    process.env['COREDNS_DIR'] = dir;
-  }
-  const binary = path.join(dir, 'coredns');
-  if (!existsSync(binary)) throw new Error(`CoreDNS missing: ${binary} (COREDNS_DIR=${dir}); rerun ${COREDNS_BUILD_SCRIPT}`);
-  cachedBinary = binary;
-  return binary;
+  cachedBinary = builtFiles('COREDNS_DIR', COREDNS_BUILD_SCRIPT, { coredns: 'coredns' }).coredns;
+  return cachedBinary;
 }
 
 /** kubeadm's `system:coredns` ClusterRole (what stock CoreDNS's kubernetes plugin reads). */
