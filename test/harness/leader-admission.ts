@@ -13,6 +13,7 @@ import { k8sBins, repoRoot } from './bins.js';
 import { LEADER_NS } from './clusterset.js';
 import type { ControlPlane } from './control-plane.js';
 import { createNamespace, issueToken, kubectlApply, tokenConfig } from './kube.js';
+import { clusterInfoExportOf } from './resource-export.js';
 import { waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
@@ -71,13 +72,16 @@ export async function installLeaderAdmission(leader: ControlPlane, members: Read
   await leader.adminConfig().makeApiClient(CoreV1Api).createNamespacedConfigMap({
     namespace: LEADER_NS, body: { metadata: { name: MEMBER_IDS_CONFIGMAP }, data: { ...members } },
   });
-  const api = tokenConfig(leader, probe.token).makeApiClient(CustomObjectsApi);
-  const other = `${probe.clusterID}-not`;
-  const body = {
-    apiVersion: RESOURCE_EXPORT.apiVersion, kind: RESOURCE_EXPORT.kind,
-    metadata: { name: `${other}-clusterinfo`, labels: { sourceKind: 'ClusterInfo', sourceClusterID: other }, finalizers: ['resourceexport.antrea.io/finalizer'] },
-    spec: { clusterID: other, name: other, namespace: 'kube-system', kind: 'ClusterInfo', clusterInfo: { clusterID: other } },
-  };
+  await waitForAdmissionInForce(tokenConfig(leader, probe.token).makeApiClient(CustomObjectsApi), probe.clusterID);
+}
+
+/**
+ * Waits until the leader's policy is in force (policies take effect asynchronously): a dry-run
+ * ClusterInfo export by `api`, member `clusterID`'s client, in another cluster's name is
+ * denied by a ValidatingAdmissionPolicy.
+ */
+export async function waitForAdmissionInForce(api: CustomObjectsApi, clusterID: string): Promise<void> {
+  const body = clusterInfoExportOf(`${clusterID}-not`, {});
   await waitFor('the admission policy to be in force', async () => {
     try {
       await api.createNamespacedCustomObject({ group: RESOURCE_EXPORT.group, version: RESOURCE_EXPORT.version, plural: RESOURCE_EXPORT.plural, namespace: LEADER_NS, body, dryRun: 'All' });

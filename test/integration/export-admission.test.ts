@@ -22,7 +22,7 @@ import { apiStatus, httpStatus } from '../../src/common/kube/errors.js';
 import { ANTREA_MEMBER_ROLE_RULES, createMemberAccess, LEADER_NS, setupLeader } from '../harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../harness/control-plane.js';
 import { createServiceAccountWithRole, issueToken, kubectl, tokenConfig, waitForAccess } from '../harness/kube.js';
-import { CHART, helmTemplate, MEMBER_IDS_CONFIGMAP as PARAM_CONFIGMAP } from '../harness/leader-admission.js';
+import { CHART, helmTemplate, MEMBER_IDS_CONFIGMAP as PARAM_CONFIGMAP, waitForAdmissionInForce } from '../harness/leader-admission.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { clusterInfoExportOf, labelIdentityExport as harnessLabelIdentityExport, serviceExports } from '../harness/resource-export.js';
 import { waitFor } from '../harness/wait.js';
@@ -145,15 +145,7 @@ describe('leader ResourceExport admission policy (chart, mode=leader)', () => {
     // east and west are mapped; member-rogue (annotated and bound like the others) is not.
     await writeParams({ [`member-${EAST}`]: EAST, [`member-${WEST}`]: WEST });
 
-    // Policies take effect asynchronously: probe with a dry-run create in another cluster's name.
-    await waitFor('the admission policy to be in force', async () => {
-      try {
-        await create(east, clusterInfoExport(WEST), true);
-        return false;
-      } catch (err) {
-        return httpStatus(err) === 403 && /ValidatingAdmissionPolicy/.test(apiStatus(err)?.message ?? '');
-      }
-    }, { timeoutMs: 30_000, intervalMs: 200 });
+    await waitForAdmissionInForce(east, EAST);
     // (status.typeChecking is written by kube-controller-manager, which the harness does not
     // run; the admitted cases below show that every expression evaluates without error.)
     const binding = await admin.makeApiClient(AdmissionregistrationV1Api).readValidatingAdmissionPolicyBinding({ name: POLICY_NAME });
