@@ -20,7 +20,7 @@ export interface ExportedService {
   /** The Service's ports (the Service RE carries them as stored, targetPort included); `http` 80/TCP by default. */
   readonly ports?: readonly V1ServicePort[];
   /**
-   * Ready Pod IPs: the Endpoints RE carries them (PodIP mode), with the ports minus targetPort.
+   * Ready Pod IPs: the Endpoints RE carries them (PodIP mode), with the Service's ports minus targetPort.
    * Without them the Endpoints RE carries the Service's ClusterIP (ClusterIP mode, Antrea's default).
    */
   readonly podIPs?: readonly string[];
@@ -32,8 +32,10 @@ export interface ExportedService {
 
 /** The Service and Endpoints REs member `clusterID` writes for Service `namespace/name`. */
 export function serviceExports(clusterID: string, namespace: string, name: string, exported: ExportedService = {}): { service: ResourceExport; endpoints: ResourceExport } {
-  // The plan copies what it keeps; the slice's ports are read for name, port, protocol and
-  // appProtocol only, as kube's EndpointSlice controller copies them from the Service.
+  // The plan copies what it keeps. The slice lists the Service's own ports (the plan reads name,
+  // port, protocol and appProtocol of them), not resolved target ports as kube's EndpointSlice
+  // controller would: a PodIP-mode Endpoints RE carries the Service's port numbers, which is
+  // what the leader tests have always exported.
   const ports = [...(exported.ports ?? [HTTP_PORT])];
   const clusterIP = exported.clusterIP ?? '10.96.0.10';
   const plan = serviceExportPlan({
