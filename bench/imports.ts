@@ -37,7 +37,11 @@ const { values } = parseArgs({ options: {
   repeat: { type: 'string', default: '2' },
   // NODE_OPTIONS of the agent; by default what the image gives it under the chart's memory limit.
   'agent-node-options': { type: 'string', default: IMAGE_NODE_OPTIONS },
+  // Node arguments added to the image's (V8 options refused in NODE_OPTIONS), e.g. --max-opt=999:
+  // an optimisation tier given here replaces the member's own --max-opt=2 (bin/node-flags.js).
+  'agent-node-args': { type: 'string', default: '' },
 } });
+const EXTRA_NODE_ARGS = values['agent-node-args'].split(' ').filter((a) => a !== '');
 const N = Number(values.n);
 const HALF = Math.floor(N / 2);
 /** Per exported Service: its Service, ServiceImport, Endpoints and one EndpointSlice. */
@@ -181,7 +185,7 @@ try {
   });
 
   const fds = [openSync(outFile, 'w'), openSync(errFile, 'w')] as const;
-  agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
+  agent = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...EXTRA_NODE_ARGS, agentEntry, 'run', '--kubeconfig', member.kubeconfigPath, '--namespace', AGENT_NS,
     '--heartbeat-interval', '2', '--health-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0', '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, CSA_IMPORT_MAX_OBJECTS_PER_LEADER: String(OBJECTS + 10), NODE_OPTIONS: values['agent-node-options'] } });
   for (const fd of fds) closeSync(fd);
@@ -232,8 +236,17 @@ try {
   if (!isDeepStrictEqual(sample.metadata?.labels, floorBody.metadata.labels) || !isDeepStrictEqual(sample.metadata?.annotations, floorBody.metadata.annotations)) {
     throw new Error(`the floor does not write what the agent writes: ${JSON.stringify(sample.metadata)} vs ${JSON.stringify(floorBody.metadata)}`);
   }
-  const agentRequests = readAuditEvents(member.auditLogPath).slice(auditBefore)
-    .filter((e) => e.user.username === 'test-admin' && e.objectRef?.resource !== 'clustersets').length;
+  const agentEvents = readAuditEvents(member.auditLogPath).slice(auditBefore)
+    .filter((e) => e.user.username === 'test-admin' && e.objectRef?.resource !== 'clustersets');
+  const agentRequests = agentEvents.length;
+  // Which requests: the floor writes one per object, the agent may write more (a status).
+  const requestKinds = new Map<string, number>();
+  for (const e of agentEvents) {
+    // The audit log names a subresource (`status`); the harness's type leaves it out.
+    const subresource = (e.objectRef as { readonly subresource?: string } | undefined)?.subresource;
+    const what = `${e.verb} ${e.objectRef?.resource ?? '?'}${subresource !== undefined ? `/${subresource}` : ''}`;
+    requestKinds.set(what, (requestKinds.get(what) ?? 0) + 1);
+  }
   const agentConnections = (await metric('clusterset_agent_apiserver_connections_opened_total')) - connectionsBefore;
   const syncedRss = agentRssKb();
   // The same after 15 quiet seconds: V8 gives back memory freed after a burst only when idle.
@@ -288,7 +301,7 @@ try {
   stopWatch.abort();
   writer.close();
 
-  console.log(`\nagent: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} node ${IMAGE_NODE_ARGS.join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
+  console.log(`\nagent: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} node ${[...IMAGE_NODE_ARGS, ...EXTRA_NODE_ARGS].join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
   console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
   console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')} × ${String(REPEAT)} runs, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
   console.log(`  agent (ClusterSet created -> last object created, incl. join and list; from the audit log): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
@@ -296,6 +309,7 @@ try {
   console.log(`  CPU used on the 2 cores the apiserver needs: the agent ${secs(agentCpu)} (join, list and sync; measured until the sync was seen done), the floor's client ${secs(best.cpuMs)}`);
   console.log(`  the agent's first create reached the apiserver ${secs(firstCreateMs)} after the ClusterSet was created; from there ${secs(agentMs - firstCreateMs)} (${(OBJECTS / ((agentMs - firstCreateMs) / 1000)).toFixed(0)} objects/s; ratio ${((agentMs - firstCreateMs) / best.ms).toFixed(2)})`);
   console.log(`  agent requests to the member apiserver: ${String(agentRequests)} (floor: ${String(best.requests)}); TCP connections opened during the sync: ${String(agentConnections)}, since the agent started: ${String(connectionsBefore + agentConnections)}`);
+  console.log(`  agent requests by verb and resource: ${[...requestKinds].sort((a, b) => b[1] - a[1]).map(([what, count]) => `${what} ${String(count)}`).join(', ')}`);
   console.log(`  agent RSS: ${mib(idleRss)} idle, ${mib(syncedRss)} with ${String(OBJECTS)} imported objects right after the sync, ${mib(settledRss)} 15 s later`);
   console.log(`  agent V8 heap then: ${mib(heap.used / 1024)} used of ${mib(heap.total / 1024)}, ${mib(heap.external / 1024)} external`);
   console.log(`propagation, leader write -> member watch event`);

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { SERVICE_IMPORT } from '../common/api/mcs.js';
 import { antreaMCName, isDnsLabel } from '../common/api/names.js';
+import { cloneJson } from '../common/kube/json.js';
 
 /** KEP-1645 / mcs-api well-known labels. */
 export const MCS_SERVICE_NAME_LABEL = 'multicluster.kubernetes.io/service-name';
@@ -209,7 +210,7 @@ function isServiceImportReference(ref: unknown): boolean {
 
 /** `body` (a slice) owned by its ServiceImport `name` of `uid`: any other ServiceImport reference replaced, other owners kept. */
 export function withOwnerReference(body: Readonly<Json>, name: string, uid: string, apiVersion: string = SERVICE_IMPORT.apiVersion): Json {
-  const out = structuredClone(body) as Json;
+  const out = cloneJson(body) as Json;
   const metadata = recordOf(out['metadata']);
   const others = arrayOf(metadata['ownerReferences']).filter((ref) => !isServiceImportReference(ref));
   metadata['ownerReferences'] = [...others, serviceImportOwnerReference(name, uid, apiVersion)];

@@ -168,8 +168,9 @@ export function addressProblem(ip: unknown): string | undefined {
   if (ip.includes('%')) return 'carries an IPv6 zone, which is only meaningful on one host';
   const family = isIP(ip);
   if (family === 0) return 'is not a valid IP address';
-  if (family === 4) return describe(V4_REJECTED.find((r) => contains(r, 4, valueOf(ip), 32)));
+  // Parsed once, not once per rejected range (a tenth of the firewall's time in a sync's profile).
   const value = valueOf(ip);
+  if (family === 4) return describe(V4_REJECTED.find((r) => contains(r, 4, value, 32)));
   if (contains(V6_MAPPED, 6, value, 128)) {
     const inner = V4_REJECTED.find((r) => contains(r, 4, value & 0xffffffffn, 32));
     return inner === undefined ? undefined : `is IPv4-mapped, and ${inner.what}`;

@@ -30,7 +30,7 @@ import { endpointSlicesFor, parseEndpointSources, serviceImportReferences, SKIP_
 import { LEADER_LABEL, ownerAnnotations, ownerLabels, type ImportOwner } from './ownership.js';
 import { dropStaleExportedKeys, exportedAnnotationsWithKeys, hasStaleExportedKeys, importedMetadata } from './exported-metadata.js';
 import type { ExportedMetadata } from '../common/api/exported-metadata.js';
-import { isRecord, type Json } from '../common/kube/json.js';
+import { cloneJson, isRecord, type Json } from '../common/kube/json.js';
 
 export interface ImportRuleOptions {
   readonly enableLabelIdentity: boolean;
@@ -131,7 +131,7 @@ function pick(source: unknown, keys: readonly string[]): Json {
   if (!isRecord(source)) return out;
   for (const key of keys) {
     const value = source[key];
-    if (value !== undefined) out[key] = structuredClone(value);
+    if (value !== undefined) out[key] = cloneJson(value);
   }
   return out;
 }
@@ -200,14 +200,23 @@ function serviceImportSpec(spec: unknown): Json {
   return out;
 }
 
-function stableStringify(value: unknown): string {
+/** JSON with every object's keys sorted (undefined members left out, as JSON.stringify does); concatenated, not mapped and joined, as it runs for every desired object. */
+export function stableStringify(value: unknown): string {
   if (value === undefined) return 'null';
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (isRecord(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify(value[k])}`).join(',')}}`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + stableStringify(value[i]);
+    return `${out}]`;
   }
-  return JSON.stringify(value);
+  const record = value as Json;
+  let out = '{';
+  for (const key of Object.keys(record).sort()) {
+    const item = record[key];
+    if (item === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${stableStringify(item)}`;
+  }
+  return `${out}}`;
 }
 
 function contentHash(kind: string, content: Json): string {
@@ -347,7 +356,7 @@ export function desiredForImport(ri: ResourceImport, owner: ImportOwner, options
           resource: ACNP_RESOURCE,
           name: antreaMCName(name),
           annotations: { [IMPORTED_ACNP_ANNOTATION]: ANNOTATION_TRUE },
-          content: { spec: structuredClone(policy) },
+          content: { spec: cloneJson(policy) },
         })],
       };
     }
@@ -397,7 +406,7 @@ export function serviceAddresses(spec: unknown): ServiceAddresses {
  * An empty list removes the field.
  */
 export function withServiceImportIPs(body: Record<string, unknown>, ips: readonly string[], ipFamilies: readonly string[] = [], oneVIP = false): Record<string, unknown> {
-  const out = structuredClone(body);
+  const out = cloneJson(body);
   const spec = recordOf(out['spec']);
   const kept = oneVIP ? ips.slice(0, 1) : ips.slice(0, 2);
   if (kept.length === 0) delete spec['ips'];
@@ -531,18 +540,18 @@ export function semanticallyEqual(desired: DesiredObject, live: Record<string, u
  * live `ips` kept when the desired object has none yet.
  */
 export function mergeForUpdate(desired: DesiredObject, live: Record<string, unknown>): Record<string, unknown> {
-  const out = structuredClone(live);
+  const out = cloneJson(live);
   const body = desired.body;
   out['apiVersion'] = body['apiVersion'];
   out['kind'] = body['kind'];
   const liveMeta = recordOf(live['metadata']);
   const wantMeta = recordOf(body['metadata']);
   out['metadata'] = {
-    ...structuredClone(liveMeta),
+    ...cloneJson(liveMeta),
     labels: { ...recordOf(liveMeta['labels']), ...recordOf(wantMeta['labels']) },
     annotations: { ...recordOf(liveMeta['annotations']), ...recordOf(wantMeta['annotations']) },
   };
-  const want = structuredClone(recordOf(body['spec']));
+  const want = cloneJson(recordOf(body['spec']));
   switch (desired.kind) {
     case SERVICE_RESOURCE.kind: {
       const spec = { ...recordOf(out['spec']) };
@@ -557,10 +566,10 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
     }
     case ENDPOINTS_RESOURCE.kind:
       if (body['subsets'] === undefined) delete out['subsets'];
-      else out['subsets'] = structuredClone(body['subsets']);
+      else out['subsets'] = cloneJson(body['subsets']);
       break;
     case ENDPOINT_SLICE_RESOURCE.kind: {
-      for (const key of SLICE_FIELDS) out[key] = structuredClone(body[key]);
+      for (const key of SLICE_FIELDS) out[key] = cloneJson(body[key]);
       // Our ServiceImport reference replaces any earlier one (an older uid); other owners stay.
       const reference = recordOf(serviceImportReferences(body)[0]);
       if (typeof reference['name'] === 'string' && typeof reference['uid'] === 'string') {
@@ -570,9 +579,9 @@ export function mergeForUpdate(desired: DesiredObject, live: Record<string, unkn
     }
     case SERVICE_IMPORT.kind: {
       const liveIPs = recordOf(live['spec'])['ips'];
-      if (want['ips'] === undefined && liveIPs !== undefined) want['ips'] = structuredClone(liveIPs);
+      if (want['ips'] === undefined && liveIPs !== undefined) want['ips'] = cloneJson(liveIPs);
       const liveFamilies = recordOf(live['spec'])['ipFamilies'];
-      if (want['ipFamilies'] === undefined && liveFamilies !== undefined) want['ipFamilies'] = structuredClone(liveFamilies);
+      if (want['ipFamilies'] === undefined && liveFamilies !== undefined) want['ipFamilies'] = cloneJson(liveFamilies);
       out['spec'] = want;
       dropStaleExportedKeys(out, body, live);
       break;

@@ -287,6 +287,29 @@ describe('desiredForImport()', () => {
   });
 });
 
+describe('the content hash', () => {
+  it('is pinned for every kind, whatever the payload\'s key order (objects written by an earlier version must not all look changed)', () => {
+    const hashes = (input: ResourceImport) => apply(desiredForImport(input, owner, ON)).map((o) => `${o.kind}/${o.name} ${meta(o).annotations[IMPORT_HASH_ANNOTATION] ?? ''}`);
+    const all = [serviceRI, endpointsRI, clusterInfoRI, acnpRI, labelIdentityRI].flatMap(hashes);
+    assert.deepEqual(all, PINNED_HASHES);
+    // Keys in reverse order, an undefined member added: the same hashes.
+    const reversed = <T>(value: T): T => {
+      if (Array.isArray(value)) return (value as unknown[]).map(reversed) as T;
+      if (typeof value !== 'object' || value === null) return value;
+      const entries: [string, unknown][] = Object.entries(value).reverse().map(([k, v]: [string, unknown]) => [k, reversed(v)]);
+      return Object.fromEntries([...entries, ['unset', undefined]]) as T;
+    };
+    assert.deepEqual([serviceRI, endpointsRI, clusterInfoRI, acnpRI, labelIdentityRI].map(reversed).flatMap(hashes), PINNED_HASHES);
+  });
+});
+
+/** Computed by the version before the hash's stringify was rewritten (sorted keys joined, then sha256). */
+const PINNED_HASHES: readonly string[] = [
+  'Service/antrea-mc-nginx 87a3fd74aedc057d', 'ServiceImport/nginx 4160ef385af64af8', 'EndpointSlice/antrea-mc-nginx.ipv4 b4e84b087490296a',
+  'Endpoints/antrea-mc-nginx 93e057cc091ed0a9', 'ClusterInfoImport/west-clusterinfo 36820fdf06c0bf17', 'ClusterNetworkPolicy/antrea-mc-strict d6b230712ccb327b',
+  'LabelIdentity/a1b2c3d4e5f60708 18a6c93cf83152be',
+];
+
 describe('withServiceImportIPs()', () => {
   it('sets one VIP per family in the Service\'s order without touching the input, and removes ips for an empty list', () => {
     const [, serviceImport] = apply(desiredForImport(serviceRI, owner, OFF));

@@ -13,7 +13,7 @@ import { inspect } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { isAlreadyExists } from '../../src/common/kube/errors.js';
-import { AUTH_REUSE_MS, createJsonClient } from '../../src/common/kube/json-client.js';
+import { AUTH_REUSE_MS, createJsonClient, Deadlines } from '../../src/common/kube/json-client.js';
 import { ApiError, UnexpectedResponseError } from '../../src/common/kube/rest-client.js';
 import { shareConnections } from '../../src/common/kube/shared-connections.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
@@ -114,5 +114,52 @@ describe('createJsonClient', () => {
     } finally {
       kc.applyToHTTPSOptions = original;
     }
+  });
+
+  it('puts each path under the server URL\'s path prefix and encodes the query as URLSearchParams does', async () => {
+    // Paths and queries are strings handed to the dispatcher, no URL object parsed per request.
+    const prefixed = new KubeConfig();
+    const cluster = kc.getCurrentCluster();
+    prefixed.loadFromOptions({
+      clusters: [{ name: 'c', server: `${cluster?.server ?? ''}/some/prefix/`, caData: cluster?.caData ?? '', skipTLSVerify: false }],
+      users: [{ name: 'u', authProvider: { name: 'tokenFile', config: { tokenFile } } }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    shareConnections(prefixed);
+    reply(200, { kind: 'EndpointsList', items: [] });
+    await createJsonClient(prefixed).request('GET', '/api/v1/namespaces/n%20s/endpoints', { query: { labelSelector: 'a=b,c in (x y)', limit: 5, continue: undefined, watch: false } });
+    assert.equal(seen.at(-1)?.url, '/some/prefix/api/v1/namespaces/n%20s/endpoints?labelSelector=a%3Db%2Cc+in+%28x+y%29&limit=5&watch=false');
+    await createJsonClient(prefixed).request('DELETE', '/api/v1/namespaces/ns/endpoints/a', { query: {} });
+    assert.equal(seen.at(-1)?.url, '/some/prefix/api/v1/namespaces/ns/endpoints/a', 'no "?" without a value');
+  });
+
+  it('aborts a request that has no whole answer within its timeout, with a TimeoutError', async () => {
+    answer = () => undefined; // never answers
+    const started = performance.now();
+    const err = await createJsonClient(kc, 300).request('GET', '/api/v1/namespaces/ns/services/slow').catch((e: unknown) => e);
+    assert.equal((err as Error | undefined)?.name, 'TimeoutError', String(err));
+    assert.match((err as Error).message, /member GET \/api\/v1\/namespaces\/ns\/services\/slow did not complete within 300 ms/);
+    assert.ok(performance.now() - started < 5_000);
+  });
+});
+
+describe('Deadlines', () => {
+  it('aborts what is past its deadline at a sweep, leaves the rest, and stops its timer when nothing is in flight', () => {
+    let t = 0;
+    const deadlines = new Deadlines(1_000, () => t);
+    const slow = deadlines.start(100, 'slow');
+    const fast = deadlines.start(50, 'fast');
+    const answered = deadlines.start(50, 'answered');
+    deadlines.done(answered);
+    t = 99;
+    deadlines.sweep();
+    assert.deepEqual([slow.signal.aborted, fast.signal.aborted, answered.signal.aborted], [false, true, false]);
+    assert.equal((fast.signal.reason as DOMException).name, 'TimeoutError');
+    assert.equal((fast.signal.reason as DOMException).message, 'fast did not complete within 50 ms');
+    t = 100;
+    deadlines.sweep();
+    assert.equal(slow.signal.aborted, true);
+    assert.equal(deadlines.size, 0);
   });
 });
