@@ -16,6 +16,7 @@ import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { COMPILE_CACHE_DIR } from '../bin/compile-cache.js';
 import { builtinsThroughRequire } from './builtins-through-require.mjs';
+import { cronUtcWithoutIcu, patched as cronPatched } from './cron-utc-without-icu.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -35,8 +36,13 @@ const result = await build({
   banner: { js: "import { createRequire as __csaCreateRequire } from 'node:module'; const require = __csaCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
-  plugins: [builtinsThroughRequire],
+  plugins: [builtinsThroughRequire, cronUtcWithoutIcu],
 });
+// The member's heartbeat must not load ICU (scripts/cron-utc-without-icu.mjs): a node-cron that
+// moved its code elsewhere would bundle unpatched, and the member would be ~8 MiB bigger again.
+if (Object.keys(result.metafile.inputs).some((f) => f.includes('node-cron')) && cronPatched.size === 0) {
+  throw new Error('node-cron is bundled but scripts/cron-utc-without-icu.mjs patched none of its files: node-cron changed, see that file');
+}
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
 console.log(`bundled dist/bundle/clusterset-agent.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
 
