@@ -8,13 +8,16 @@
 // code pages in the node binary, its working memory and its code were ~5.5 MiB of the member's
 // RSS after importing 2,000 ResourceImports (bench/member-heap.ts, at rest: 109-110 -> 104 MiB),
 // for no CPU difference beyond the noise in that sync (7.3-7.8 s with Maglev, 6.8-7.9 s with
-// both). The leader at 50 members (bench/fleet.ts' fleet, 200 Services, 100 updates; two runs
-// each, interleaved): after the rest 95.2-98.2 MiB instead of 101.1-102.6, after its restart
-// 88.0-89.4 instead of 94.5-94.7, with the CPU at rest, under churn and after the restart the
-// same within the noise (0.42-0.56, 1.17-1.23, 0.68-0.82 s per minute against 0.42-0.46,
-// 1.17-1.19, 0.70-0.76). --max-opt=1 (no Maglev either) saved ~11 MiB of the member's (98.3
-// MiB at rest), but cost 7-35 % more CPU in the sync, which a sync that is mostly the
-// apiserver's time can still feel on a quiet machine. The short commands keep V8's defaults.
+// both). The leader at 50 members (bench/fleet.ts' fleet, 200 Services, 100 updates; four runs
+// each, interleaved, in two windows of load 5-17): after the rest 90.1-98.2 MiB instead of
+// 95.7-102.6, after its restart 88.0-89.4 instead of 94.1-94.7, with the CPU at rest, under
+// churn and after the restart the same within the noise (0.32-0.56, 0.86-1.23, 0.54-0.82 s per
+// minute against 0.34-0.62, 0.84-1.19, 0.52-0.76). Its restart -> ready (0.75-1.08 s, one run
+// 5.4 s, against 0.56-0.92, one 2.7 s) and populate times (10.9-45.2 s against 8.1-30.9) were
+// as noisy as the machine, maybe a little slower. --max-opt=1 (no Maglev either) saved ~11 MiB
+// of the member's (98.3 MiB at rest), but cost 7-35 % more CPU in the sync, which a sync that
+// is mostly the apiserver's time can still feel on a quiet machine. The short commands keep
+// V8's defaults.
 
 /** The agents' V8 options, as they appear in `process.execArgv`. */
 export const AGENT_V8_OPTIONS = ['--max-opt=2'];
