@@ -35,7 +35,7 @@ RUN --mount=type=secret,id=build-ca,target=/run/secrets/build-ca \
  && npm ci --ignore-scripts \
  && test ! -e node_modules/node/bin/node
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.mjs scripts/builtins-through-require.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/builtins-through-require.mjs scripts/cron-utc-without-icu.mjs ./scripts/
 COPY src ./src
 COPY bin ./bin
 # tsc, then one bundle of the CLI and its dependencies (scripts/bundle.mjs): the runtime stage
@@ -71,8 +71,8 @@ USER 1000:1000
 EXPOSE 8080 9090
 # --optimize-for-size (V8 refuses it in NODE_OPTIONS): V8 grows the heap less eagerly and
 # gives memory back sooner. With 10,000 imported objects it took the RSS from ~179 to ~150 MiB
-# at no measurable cost to the initial sync (README, bench:imports). For `run`, the launcher adds
-# the member's own V8 options (bin/node-flags.js: --max-opt=2) by starting Node again in the
-# same process, so PID 1 shows them after --optimize-for-size.
+# at no measurable cost to the initial sync (README, bench:imports). For `run` and `leader run`,
+# the launcher adds the agents' V8 options (bin/node-flags.js: --max-opt=2) by starting Node
+# again in the same process, so PID 1 shows them after --optimize-for-size.
 ENTRYPOINT ["node", "--optimize-for-size", "bin/clusterset-agent.js"]
 CMD ["run"]

@@ -4,7 +4,7 @@
 // of minified code instead of a reason.
 import module from 'node:module';
 import { enableCompileCache } from './compile-cache.js';
-import { memberExecArgv } from './node-flags.js';
+import { agentExecArgv } from './node-flags.js';
 import { nodeVersionProblem } from './node-version.js';
 
 const problem = nodeVersionProblem(process.versions.node);
@@ -12,9 +12,9 @@ if (problem !== undefined) {
   console.error(problem);
   process.exit(2);
 }
-// The member's V8 options (node-flags.js): Node again, same process, same arguments, with them
+// The agents' V8 options (node-flags.js): Node again, same process, same arguments, with them
 // (process.execve is missing on Windows: the agent then runs with V8's defaults).
-const execArgv = memberExecArgv(process.argv.slice(2), process.execArgv);
+const execArgv = agentExecArgv(process.argv.slice(2), process.execArgv);
 if (execArgv !== undefined && typeof process.execve === 'function') process.execve(process.execPath, [process.argv0, ...execArgv, ...process.argv.slice(1)], process.env);
 // Before the bundle is imported: the cache serves only modules loaded after this.
 enableCompileCache(module);

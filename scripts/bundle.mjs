@@ -15,7 +15,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { COMPILE_CACHE_DIR } from '../bin/compile-cache.js';
+import { AGENT_V8_OPTIONS } from '../bin/node-flags.js';
 import { builtinsThroughRequire } from './builtins-through-require.mjs';
+import { cronUtcWithoutIcu, patched as cronPatched } from './cron-utc-without-icu.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -35,13 +37,19 @@ const result = await build({
   banner: { js: "import { createRequire as __csaCreateRequire } from 'node:module'; const require = __csaCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   metafile: true,
-  plugins: [builtinsThroughRequire],
+  plugins: [builtinsThroughRequire, cronUtcWithoutIcu],
 });
+// The member's heartbeat must not load ICU (scripts/cron-utc-without-icu.mjs): a node-cron that
+// moved its code elsewhere would bundle unpatched, and the member would be ~8 MiB bigger again.
+if (Object.keys(result.metafile.inputs).some((f) => f.includes('node-cron')) && cronPatched.size === 0) {
+  throw new Error('node-cron is bundled but scripts/cron-utc-without-icu.mjs patched none of its files: node-cron changed, see that file');
+}
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
 console.log(`bundled dist/bundle/clusterset-agent.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB)`);
 
-// The compile cache (bin/compile-cache.js), warmed by one start of the new bundle with the
-// image's V8 flags (the ENTRYPOINT's --optimize-for-size: V8 keys its cache by its flags). Node
+// The compile cache (bin/compile-cache.js), warmed by starts of the new bundle with the image's
+// V8 flags (the ENTRYPOINT's --optimize-for-size, and the agents' options added to it by the
+// launcher: V8 keys its cache by its flags, and a cache for other flags is no hit). Node
 // keeps one cache per user id (a directory named after it): the Dockerfile's build runs as root
 // and names the image's user in COMPILE_CACHE_UID, warmed too. The old cache goes first: its
 // entries would only be misses for the new bundle.
@@ -52,9 +60,13 @@ const users = [undefined, ...(Number.isInteger(extraUid) && extraUid > 0 && extr
 for (const uid of users) {
   // The other user writes its own subdirectory: the cache directory is its for the moment.
   if (uid !== undefined) chownSync(COMPILE_CACHE_DIR, uid, uid);
-  const warm = spawnSync(process.execPath, ['--optimize-for-size', path.join(root, 'bin', 'clusterset-agent.js'), 'version'],
-    { encoding: 'utf8', ...(uid !== undefined && { uid, gid: uid }) });
-  if (warm.status !== 0) throw new Error(`warming the compile cache${uid === undefined ? '' : ` for uid ${String(uid)}`}: the bundle did not start (exit ${String(warm.status)}): ${warm.stderr}`);
+  // Once per set of V8 flags a process of the image runs with: the short commands' and the
+  // agents' (bin/node-flags.js adds its options to `run` and `leader run`).
+  for (const flags of [[], AGENT_V8_OPTIONS]) {
+    const warm = spawnSync(process.execPath, ['--optimize-for-size', ...flags, path.join(root, 'bin', 'clusterset-agent.js'), 'version'],
+      { encoding: 'utf8', ...(uid !== undefined && { uid, gid: uid }) });
+    if (warm.status !== 0) throw new Error(`warming the compile cache${uid === undefined ? '' : ` for uid ${String(uid)}`} (${['--optimize-for-size', ...flags].join(' ')}): the bundle did not start (exit ${String(warm.status)}): ${warm.stderr}`);
+  }
 }
 // Owned by the builder and readable by all: the agent reads it and never writes it in the image.
 for (const entry of readdirSync(COMPILE_CACHE_DIR, { recursive: true, withFileTypes: true })) {

@@ -32,7 +32,7 @@ import { issueToken } from '../harness/kube.js';
 import { endpointsRI, leaderImports, memberReads, serviceImportRI } from '../harness/imports.js';
 import { onFailureShowLogs } from '../harness/report.js';
 import { waitFor } from '../harness/wait.js';
-import { MEMBER_V8_OPTIONS } from '../../bin/node-flags.js';
+import { AGENT_V8_OPTIONS } from '../../bin/node-flags.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -300,9 +300,9 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.ok(inside.heap < plan.memoryBytes, `heap limit ${String(inside.heap)} must be below the memory limit ${String(plan.memoryBytes)}`);
     assert.ok(pid1Env.includes(`NODE_OPTIONS=${inside.options}`), `the agent process has NODE_OPTIONS=${inside.options}`);
     assert.match(inside.options, /--max-old-space-size-percentage=\d+/);
-    // The ENTRYPOINT's node --optimize-for-size, then the member's own V8 options (bin/node-flags.js: the launcher re-executes Node with them).
-    assert.deepEqual(pid1Cmd.slice(0, 2 + MEMBER_V8_OPTIONS.length), ['node', '--optimize-for-size', ...MEMBER_V8_OPTIONS]);
-    assert.match(pid1Cmd[2 + MEMBER_V8_OPTIONS.length] ?? '', /(^|\/)bin\/clusterset-agent\.js$/);
+    // The ENTRYPOINT's node --optimize-for-size, then the agents' V8 options (bin/node-flags.js: the launcher re-executes Node with them).
+    assert.deepEqual(pid1Cmd.slice(0, 2 + AGENT_V8_OPTIONS.length), ['node', '--optimize-for-size', ...AGENT_V8_OPTIONS]);
+    assert.match(pid1Cmd[2 + AGENT_V8_OPTIONS.length] ?? '', /(^|\/)bin\/clusterset-agent\.js$/);
     assert.match(inside.options, /--max-semi-space-size=2\b/);
     // The benchmarks run the agent with the image's environment: what they measure is what runs here.
     for (const [key, value] of Object.entries(IMAGE_ENV)) assert.ok(pid1Env.includes(`${key}=${value}`), `the agent process has ${key}=${value}`);
