@@ -29,6 +29,8 @@ export interface LeaderUnderTest {
   memberToken(id: string): Promise<string>;
   /** Starts the leader process; resolves once it reports ready. */
   start(label: string): Promise<void>;
+  /** What the leader started under `label` was, where it differs from start to start (bench entries). */
+  describe?(label: string): string;
   stop(): Promise<void>;
   /** The leader process's pid (0 while none runs). */
   pid(): number;
@@ -55,7 +57,7 @@ export interface OurLeaderProcess {
 }
 
 /** `leader run` from the compiled build as the image runs it; resolves once /healthz answers. */
-export async function spawnOurLeader(kubeconfig: string, dir: string, label: string, options: { elect?: boolean } = {}): Promise<OurLeaderProcess> {
+export async function spawnOurLeader(kubeconfig: string, dir: string, label: string, options: { elect?: boolean; entry?: string } = {}): Promise<OurLeaderProcess> {
   const healthPort = await freePort();
   const metricsPort = await freePort();
   const logFile = path.join(dir, `${label}.log`);
@@ -67,7 +69,7 @@ export async function spawnOurLeader(kubeconfig: string, dir: string, label: str
   // CSA_BENCH_CPU_PROF_DIR=<dir>: each leader process writes a CPU profile there when it stops (where a start spends its time).
   const profileDir = process.env['CSA_BENCH_CPU_PROF_DIR'];
   if (profileDir !== undefined && profileDir !== '') snapshotArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
-  const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...snapshotArgs, agentEntry, 'leader', 'run', '--kubeconfig', kubeconfig,
+  const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...snapshotArgs, options.entry ?? agentEntry, 'leader', 'run', '--kubeconfig', kubeconfig,
     '--health-bind-address', `127.0.0.1:${String(healthPort)}`, '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_LEADER_NAMESPACE: LEADER_NS, CSA_NAMESPACE: RELEASE_NS, CSA_LEADER_ELECT: options.elect ? 'true' : 'false' } });
   for (const fd of fds) closeSync(fd);
@@ -95,12 +97,19 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
   await setupLeader(cp);
   const kubeconfig = await installOurLeader(cp, dir);
   let current: OurLeaderProcess | undefined;
+  // CSA_BENCH_LEADER_ENTRIES=<a.js>,<b.js>: the starts take these launchers in turn (a copy of
+  // bin/ and dist/ from before a change, and this one): before and after interleaved in one run.
+  const entries = (process.env['CSA_BENCH_LEADER_ENTRIES'] ?? '').split(',').filter((e) => e !== '');
+  const starts = new Map<string, string>();
   return {
     kind: 'ours',
+    describe: (label) => starts.get(label) ?? label,
     user: `system:serviceaccount:${RELEASE_NS}:${LEADER_SA}`,
     memberToken: async (id) => (await createMemberToken(admin, { memberId: id, namespace: LEADER_NS, durationSeconds: 86_400 })).token,
     async start(label) {
-      current = await spawnOurLeader(kubeconfig, dir, `leader-${label}`);
+      const entry = entries.length === 0 ? undefined : entries[starts.size % entries.length];
+      starts.set(label, entry === undefined ? label : `${label} (${entry})`);
+      current = await spawnOurLeader(kubeconfig, dir, `leader-${label}`, { ...(entry !== undefined && { entry }) });
       const port = current.healthPort;
       await waitFor('leader run ready', async () => (await fetch(`http://127.0.0.1:${String(port)}/readyz`).then((r) => r.status, () => 0)) === 200, { timeoutMs: 120_000, intervalMs: 50 });
     },

@@ -117,5 +117,6 @@ export function printFleet(f: FleetFigures): void {
   console.log(`  leader ClusterSet status writes per minute: ${s.statusRest.toFixed(1)} at rest, ${s.statusChurn.toFixed(1)} in churn, ${s.statusAfter.toFixed(1)} after the restart; ${s.statusRun.toFixed(1)} over the three`);
   console.log(`  leader writes in churn (audit log): ${(s.importWritesPerChange * o.updates).toFixed(0)} ResourceImport writes (spec or status) for ${String(o.updates)} effective changes = ${s.importWritesPerChange.toFixed(3)} per change; all its writes ${s.leaderWritesPerChange.toFixed(3)} per change (joins, leaves and status included)` +
     (f.churnWritesMetric === undefined ? '' : `; its own metric over the changes: ${String(f.churnWritesMetric)} = ${(f.churnWritesMetric / o.updates).toFixed(3)} per change`));
+  if (f.restarts.length > 1) console.log(`  restarts, start -> ready each: ${f.restarts.map((r) => `${r.label} ${ms(r.readyMs)}`).join('; ')}`);
   console.log(`  restart: ready after ${ms(f.restartReadyMs)}${f.caughtUp === undefined ? '' : `, caught up after ${ms(f.caughtUp.afterMs)} more (${String(f.caughtUp.exports)} exports, ${String(f.caughtUp.imports)} imports)`}; leader writes from the restart to ${(f.restartWindowMs / 1000).toFixed(0)} s after: ${String(s.restartWrites)} (${rate(restart, 'leader')} during the restart)`);
 }

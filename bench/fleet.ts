@@ -58,22 +58,26 @@ export interface FleetOptions {
   readonly timeoutMs: number;
   /** Run the minimal client's pipeline in the same control plane. */
   readonly baseline: boolean;
+  /** Restarts of the leader, one after another (each timed): more than one measures restart -> ready alone on a noisy machine. */
+  readonly restarts: number;
 }
 
 /** The fleet's options from a bench's parsed arguments (strings); throws on a bad one. */
-export function fleetOptions(bench: string, v: { members?: string; services?: string; updates?: string; width?: string; period?: string; joins?: string; leaves?: string; rest?: string; 'after-restart'?: string }, baseline: boolean): FleetOptions {
+export function fleetOptions(bench: string, v: { members?: string; services?: string; updates?: string; width?: string; period?: string; joins?: string; leaves?: string; rest?: string; 'after-restart'?: string; restarts?: string }, baseline: boolean): FleetOptions {
   const members = Number(v.members);
   const o = {
     members, services: Number(v.services), updates: Number(v.updates), width: Number(v.width), periodMs: Number(v.period) * 1000,
     // 5% of the fleet joins and 5% leaves during the churn by default (issue 31: 50 of 1,000).
     joins: Number(v.joins ?? Math.ceil(members / 20)), leaves: Number(v.leaves ?? Math.ceil(members / 20)),
     restMs: Number(v.rest) * 1000, afterRestartMs: Number(v['after-restart']) * 1000, timeoutMs: 30_000, baseline,
+    restarts: Number(v.restarts ?? 1),
   };
   for (const [name, value] of Object.entries(o)) {
     if (typeof value === 'number' && (!Number.isFinite(value) || value < 0)) throw new Error(`${bench}: ${name} must be a number >= 0, got ${String(value)}`);
   }
   if (o.leaves >= o.members) throw new Error(`${bench}: --leaves must be below --members`);
   if (o.width < 1) throw new Error(`${bench}: --width must be at least 1`);
+  if (!Number.isInteger(o.restarts) || o.restarts < 1) throw new Error(`${bench}: --restarts must be a whole number >= 1`);
   return o;
 }
 
@@ -250,7 +254,9 @@ export interface FleetFigures {
   readonly churnChangesMs: number;
   /** The leader's own count of its writes over the endpoint changes, where it has one. */
   readonly churnWritesMetric: number | undefined;
+  /** The first restart's; every restart's (with the label of the leader started) in `restarts`. */
   readonly restartReadyMs: number;
+  readonly restarts: readonly { readonly label: string; readonly readyMs: number }[];
   readonly caughtUp: { afterMs: number; imports: number; exports: number } | undefined;
   readonly restartWindowMs: number;
 }
@@ -518,12 +524,20 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
     // Restart in the middle of the run, the fleet beating throughout: what it writes and how long
     // until it is ready (and, ours, caught up: every object seen at start reconciled once).
     beginPhase('restart');
-    await leader.stop();
     const restartAt = Date.now();
-    const r0 = performance.now();
-    await leader.start('restart');
-    const restartReadyMs = performance.now() - r0;
-    const caughtUp = await leader.caughtUp?.();
+    const restarts: { label: string; readyMs: number }[] = [];
+    let caughtUp: FleetFigures['caughtUp'];
+    for (let i = 0; i < o.restarts; i++) {
+      await leader.stop();
+      const label = i === 0 ? 'restart' : `restart-${String(i + 1)}`;
+      const r0 = performance.now();
+      await leader.start(label);
+      restarts.push({ label: leader.describe?.(label) ?? label, readyMs: performance.now() - r0 });
+      // Each restart catches up before the next: the next one then starts from the same state.
+      const caught = await leader.caughtUp?.();
+      caughtUp ??= caught;
+    }
+    const restartReadyMs = restarts[0]?.readyMs ?? NaN;
     // The phase's CPU is the new process's, from its start.
     const restartPhase = phases.at(-1);
     if (restartPhase) restartPhase.cpuStart = 0;
@@ -549,7 +563,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
       falseDisconnected, statusEvents, liveAtEnd, disconnectLag, stopped: stopped.length, removedAfter, joinReady, leaveProblems,
       rss: { populated: rssPopulated, rest: rssRest, churnPeak: rssChurnPeak, afterChurn: rssAfterChurn, restarted: rssRestarted },
       phases, writes, churnChangesMs: churnDoneMs - (phases.find((p) => p.name === 'churn')?.startMs ?? churnDoneMs), churnWritesMetric,
-      restartReadyMs, caughtUp, restartWindowMs,
+      restartReadyMs, restarts, caughtUp, restartWindowMs,
     };
   } finally {
     clearInterval(sampler);

@@ -3,7 +3,12 @@
 // with the chart's admission policies installed.
 //
 //   npm run bench:leader -- [--members 100] [--services 2000] [--updates 1000] [--width 8]
-//     [--period 10] [--joins 5] [--leaves 5] [--rest 60] [--after-restart 60]
+//     [--period 10] [--joins 5] [--leaves 5] [--rest 60] [--after-restart 60] [--restarts 1]
+//
+// `--restarts N` restarts the leader N times in a row, each timed (start -> ready, then caught
+// up before the next); with CSA_BENCH_LEADER_ENTRIES=<old bin/clusterset-agent.js>,<new one>
+// the starts alternate between two builds: before and after a change, interleaved on one
+// control plane and one fleet.
 //
 // The simulated fleet (members with their own tokens beating as Antrea's do, their exports, the
 // churn with members joining and leaving, the restart; bench/fleet.ts describes it) runs against
@@ -34,6 +39,7 @@ const { values } = parseArgs({ options: {
   updates: { type: 'string', default: '1000' }, width: { type: 'string', default: '8' },
   period: { type: 'string', default: '10' }, joins: { type: 'string' }, leaves: { type: 'string' },
   rest: { type: 'string', default: '60' }, 'after-restart': { type: 'string', default: '60' },
+  restarts: { type: 'string', default: '1' },
 } });
 
 let cp: ControlPlane | undefined;

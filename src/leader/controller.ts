@@ -46,7 +46,7 @@ import { BeatSightings } from './decisions/observed-beats.js';
 import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from './decisions/deadlines.js';
 import { compactServiceAccount } from './decisions/member-ids.js';
 import { apiClient } from '../common/kube/shared-connections.js';
-import { paged } from '../common/kube/paginate.js';
+import { jsonList } from './lists.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
@@ -128,12 +128,13 @@ export class LeaderController {
     const log = options.logger.child({ leaderNamespace: ns });
     const objects = apiClient(options.kubeConfig, CustomObjectsApi);
     const core = apiClient(options.kubeConfig, CoreV1Api);
-    // The project's watch client: bookmarks and a server-side timeout, as client-go watches.
+    // The project's JSON client: the informers' lists (lists.ts) and watches (bookmarks and a
+    // server-side timeout, as client-go watches).
     const watch = createJsonClient(options.kubeConfig);
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({
       name: d.plural,
       path: `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`,
-      list: paged(async (page) => (await objects.listNamespacedCustomObject({ ...d, namespace: ns, ...page })) as L),
+      list: jsonList<L['items'][number]>(watch, `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`),
       watch: through,
       logger: log,
     });
@@ -144,7 +145,7 @@ export class LeaderController {
     this.serviceAccounts = new ResilientInformer<V1ServiceAccount>({
       name: 'serviceaccounts',
       path: `/api/v1/namespaces/${ns}/serviceaccounts`,
-      list: paged((page) => core.listNamespacedServiceAccount({ namespace: ns, ...page })),
+      list: jsonList(watch, `/api/v1/namespaces/${ns}/serviceaccounts`),
       // One per member, read for one annotation: the rest (secrets, other annotations, labels) is not kept.
       transform: compactServiceAccount,
       watch,
@@ -153,7 +154,7 @@ export class LeaderController {
     this.configMaps = new ResilientInformer<V1ConfigMap>({
       name: 'configmaps',
       path: `/api/v1/namespaces/${ns}/configmaps`,
-      list: paged((page) => core.listNamespacedConfigMap({ namespace: ns, labelSelector: LEADER_SELECTOR, ...page })),
+      list: jsonList(watch, `/api/v1/namespaces/${ns}/configmaps`, { labelSelector: LEADER_SELECTOR }),
       labelSelector: LEADER_SELECTOR,
       watch,
       logger: log,
@@ -162,7 +163,7 @@ export class LeaderController {
     this.duplicateEvents = new ResilientInformer<CoreV1Event>({
       name: 'duplicate-cluster-id-events',
       path: `/api/v1/namespaces/${ns}/events`,
-      list: paged((page) => core.listNamespacedEvent({ namespace: ns, fieldSelector: DUPLICATE_EVENTS_SELECTOR, ...page })),
+      list: jsonList(watch, `/api/v1/namespaces/${ns}/events`, { fieldSelector: DUPLICATE_EVENTS_SELECTOR }),
       fieldSelector: DUPLICATE_EVENTS_SELECTOR,
       // Member-written: only the fields read are cached.
       transform: compactDuplicateEvent,
@@ -207,13 +208,16 @@ export class LeaderController {
 
   /** Starts the informers, waits until they synced, then starts the queue (the first sweep included). */
   async start(): Promise<void> {
+    // Where a restart's time goes (issue 31: restart → ready): the process's start up to here, then the lists.
+    const listsFrom = performance.now();
     await Promise.all(this.#informers().map((i) => i.start()));
     this.#started = true;
     this.#queue.start((key) => this.#handle(key));
     this.#requestStatus();
     this.#queue.add(MEMBER_IDS_KEY);
     this.#queue.add(SWEEP_KEY);
-    this.#ctx.log.info('leader controllers started', this.#settings);
+    const startup = { processToListsMs: Math.round(listsFrom), listsMs: Math.round(performance.now() - listsFrom) };
+    this.#ctx.log.info('leader controllers started', { ...this.#settings, ...startup });
     const startedAt = performance.now();
     // Every object seen at start has been reconciled once: what a restart costs (bench:leader reads it).
     void this.#queue.onIdle().then(() => {
