@@ -17,19 +17,23 @@ export interface ListSelectors {
 const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The list answer as the informer needs it (an `items` array of objects, `metadata` an object
- * when present), or an UnexpectedResponseError naming `where`: the informer reports it and
- * lists again later. The JSON client has already checked that the answer is a JSON object.
+ * The list answer as the informer needs it (a kind ending in List when present, an `items`
+ * array of objects, `metadata` an object when present), or an UnexpectedResponseError naming
+ * `where`: the informer reports it and lists again later. The JSON client has already checked that the answer is a JSON object.
  */
 export function checkedList<T extends KubernetesObject>(answer: Record<string, unknown>, where: string): KubernetesListObject<T> {
-  const { items, metadata } = answer;
-  const problem = !Array.isArray(items)
-    ? 'expected a list with an items array'
-    : !items.every(isObject)
-      ? 'expected every list item to be an object'
-      : metadata !== undefined && !isObject(metadata)
-        ? 'expected list metadata to be an object'
-        : undefined;
+  const { kind, items, metadata } = answer;
+  // A list's kind is its items' kind + "List" (or "List"); a Status or a single object that
+  // happens to carry an items field is not a list.
+  const problem = kind !== undefined && (typeof kind !== 'string' || !kind.endsWith('List'))
+    ? `expected a list kind, got ${JSON.stringify(kind).slice(0, 64)}`
+    : !Array.isArray(items)
+      ? 'expected a list with an items array'
+      : !items.every(isObject)
+        ? 'expected every list item to be an object'
+        : metadata !== undefined && !isObject(metadata)
+          ? 'expected list metadata to be an object'
+          : undefined;
   if (problem !== undefined) throw new UnexpectedResponseError(200, 'application/json', problem, '', where);
   return answer as unknown as KubernetesListObject<T>;
 }

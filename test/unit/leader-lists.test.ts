@@ -7,6 +7,7 @@ test('checkedList: a list with items and metadata passes as it is', () => {
   const answer = { kind: 'List', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'a' } }] };
   assert.equal(checkedList(answer, 'w'), answer);
   assert.deepEqual(checkedList({ items: [] }, 'w').items, []);
+  assert.deepEqual(checkedList({ kind: 'ServiceAccountList', items: [] }, 'w').items, []);
 });
 
 test('checkedList: an answer that is not a list is refused, naming where it came from', () => {
@@ -18,6 +19,8 @@ test('checkedList: an answer that is not a list is refused, naming where it came
     [{ items: [[]] }, 'every list item'],
     [{ items: [], metadata: 'rv' }, 'list metadata'],
     [{ items: [], metadata: [] }, 'list metadata'],
+    [{ kind: 'Status', items: [] }, 'list kind, got "Status"'],
+    [{ kind: 7, items: [] }, 'list kind, got 7'],
   ] as const) {
     assert.throws(() => checkedList(answer as Record<string, unknown>, 'leader LIST /x'), (err: unknown) =>
       err instanceof UnexpectedResponseError && err.message.includes(problem) && err.message.includes('leader LIST /x'), JSON.stringify(answer));
