@@ -7,7 +7,8 @@
 // The floor is the FASTEST point of a concurrency sweep of a minimal keep-alive HTTPS client
 // (node:https, raw JSON, no client library), each point on a FRESH member apiserver, creating
 // the very objects the agent creates (its own rules build the bodies: Service, then
-// ServiceImport with its ClusterIP, Endpoints and EndpointSlice). Not a copy of the agent's own settings.
+// ServiceImport with its ClusterIP, Endpoints and EndpointSlice, then the ServiceImport's status
+// where v1beta1 is served). Not a copy of the agent's own settings.
 // Every timed phase starts once the machine is quiet (a fresh apiserver keeps working for
 // seconds after it is ready). Prints figures only; asserts nothing.
 import { spawn } from 'node:child_process';
@@ -22,6 +23,7 @@ import { readAuditEvents } from '../test/harness/agent-process.js';
 import { desiredForImport, serviceAddresses, withServiceImportIPs } from '../src/importer/rules.js';
 import { SERVICE_IMPORT } from '../src/common/api/mcs.js';
 import { withOwnerReference } from '../src/importer/endpoint-slices.js';
+import { isRecord } from '../src/common/kube/json.js';
 import { AGENT_NS, CLUSTERSET_ID, clusterSetApi, createClusterSet, createMemberAccess, installCrds, LEADER_NS, readyCondition, setupLeader, writeLeaderSecret } from '../test/harness/clusterset.js';
 import { startControlPlane, type ControlPlane } from '../test/harness/control-plane.js';
 import { endpointsRI, leaderImports, serviceImportRI } from '../test/harness/imports.js';
@@ -46,6 +48,8 @@ const N = Number(values.n);
 const HALF = Math.floor(N / 2);
 /** Per exported Service: its Service, ServiceImport, Endpoints and one EndpointSlice. */
 const OBJECTS = HALF * 4;
+/** The agent writes `status.endpointSliceObjects` where the served ServiceImport is v1beta1 (importer/manager.ts): so does the floor. */
+const SLICES_PRESENT_STATUS = (SERVICE_IMPORT.version as string) === 'v1beta1';
 const UPDATES = Number(values.updates);
 const BURST = Math.min(Number(values.burst), HALF);
 const SWEEP = values.sweep.split(',').map(Number);
@@ -144,6 +148,13 @@ async function floorPoint(width: number): Promise<{ ms: number; cpuMs: number; c
       ]);
       const uid = (si['metadata'] as { uid?: string } | undefined)?.uid ?? '';
       await client.post(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, withOwnerReference(slice, name, uid));
+      // Where v1beta1 is served, the ServiceImport's status says its slices are present
+      // (mcs-api v0.5.1), as the agent writes it once they are: a status subresource cannot be
+      // set by the create, so this is a second request for that object on either side.
+      if (SLICES_PRESENT_STATUS) {
+        const status = isRecord(si['status']) ? si['status'] : {};
+        await client.put(`/apis/${SERVICE_IMPORT.group}/${SERVICE_IMPORT.version}/namespaces/${NS}/${SERVICE_IMPORT.plural}/${name}/status`, { ...si, status: { ...status, endpointSliceObjects: 'Present' } });
+      }
     });
     const ms = performance.now() - start;
     const cpu = process.cpuUsage(cpuBefore);
@@ -224,10 +235,23 @@ try {
     alive();
     return (await metric('clusterset_agent_imports_total{', 'outcome="created"')) >= OBJECTS;
   }, { timeoutMs: 30 * 60_000, intervalMs: 500 });
-  const creates = readAuditEvents(member.auditLogPath).slice(auditBefore)
-    .filter((e) => e.user.username === 'test-admin' && e.verb === 'create' && e.objectRef?.namespace === NS);
+  // The sync's writes: every create, and where v1beta1 is served each ServiceImport's status
+  // (written after its slices, so it may come after the last create).
+  const isStatusWrite = (e: ReturnType<typeof readAuditEvents>[number]) => e.verb === 'update' && e.objectRef?.resource === SERVICE_IMPORT.plural &&
+    (e.objectRef as { readonly subresource?: string } | undefined)?.subresource === 'status';
+  const syncWrites = () => readAuditEvents(member.auditLogPath).slice(auditBefore)
+    .filter((e) => e.user.username === 'test-admin' && e.objectRef?.namespace === NS && (e.verb === 'create' || isStatusWrite(e)));
+  let writes = syncWrites();
+  if (SLICES_PRESENT_STATUS) {
+    await waitFor(`${String(HALF)} ServiceImport status writes`, () => {
+      alive();
+      writes = syncWrites();
+      return writes.filter(isStatusWrite).length >= HALF;
+    }, { timeoutMs: 5 * 60_000, intervalMs: 500 });
+  }
+  const creates = writes.filter((e) => e.verb === 'create');
   if (creates.length !== OBJECTS) throw new Error(`expected ${String(OBJECTS)} creates by the agent in the audit log, found ${String(creates.length)}`);
-  const agentMs = Math.max(...creates.map((e) => Date.parse(e.stageTimestamp ?? e.requestReceivedTimestamp))) - startWall;
+  const agentMs = Math.max(...writes.map((e) => Date.parse(e.stageTimestamp ?? e.requestReceivedTimestamp))) - startWall;
   const agentCpu = agentCpuMs() - agentCpuBefore;
   const firstCreateMs = Math.min(...creates.map((e) => Date.parse(e.requestReceivedTimestamp))) - startWall;
   // The floor's objects must be the agent's: compare one the agent wrote with the floor's body.
@@ -239,7 +263,7 @@ try {
   const agentEvents = readAuditEvents(member.auditLogPath).slice(auditBefore)
     .filter((e) => e.user.username === 'test-admin' && e.objectRef?.resource !== 'clustersets');
   const agentRequests = agentEvents.length;
-  // Which requests: the floor writes one per object, the agent may write more (a status).
+  // Which requests: the floor writes one per object and the ServiceImports' status; the agent may write more.
   const requestKinds = new Map<string, number>();
   for (const e of agentEvents) {
     // The audit log names a subresource (`status`); the harness's type leaves it out.
@@ -304,7 +328,7 @@ try {
   console.log(`\nagent: ${Object.entries(IMAGE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} node ${[...IMAGE_NODE_ARGS, ...EXTRA_NODE_ARGS].join(' ')} bin/clusterset-agent.js, NODE_OPTIONS=${values['agent-node-options'] || '(none)'}`);
   console.log(`\ninitial sync of ${String(N)} ResourceImports (${String(HALF)} ServiceImport + ${String(HALF)} Endpoints -> ${String(OBJECTS)} member objects), compiled agent`);
   console.log(`  floor (fastest of concurrency ${SWEEP.join(', ')} × ${String(REPEAT)} runs, minimal keep-alive client, fresh apiserver each): ${secs(best.ms)} at concurrency ${String(best.width)}, ${String(best.connections)} connections`);
-  console.log(`  agent (ClusterSet created -> last object created, incl. join and list; from the audit log): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
+  console.log(`  agent (ClusterSet created -> last object written${SLICES_PRESENT_STATUS ? ' (creates and the ServiceImports\' status)' : ''}, incl. join and list; from the audit log): ${secs(agentMs)} (Ready after ${secs(readyMs)})`);
   console.log(`  ratio agent / floor: ${(agentMs / best.ms).toFixed(2)}`);
   console.log(`  CPU used on the 2 cores the apiserver needs: the agent ${secs(agentCpu)} (join, list and sync; measured until the sync was seen done), the floor's client ${secs(best.cpuMs)}`);
   console.log(`  the agent's first create reached the apiserver ${secs(firstCreateMs)} after the ClusterSet was created; from there ${secs(agentMs - firstCreateMs)} (${(OBJECTS / ((agentMs - firstCreateMs) / 1000)).toFixed(0)} objects/s; ratio ${((agentMs - firstCreateMs) / best.ms).toFixed(2)})`);
