@@ -8,6 +8,18 @@
 // Plain JavaScript, like node-version.js: it runs before the bundle is loaded.
 import { fileURLToPath } from 'node:url';
 
+/**
+ * Whether a start of the CLI with `args` (process.argv after the script) uses the cache: every
+ * command but the member's `run`. Node keeps the cache it read in memory for the life of the
+ * process (to write back what the run compiled on top): ~1.6 MiB of the idle member's RSS
+ * (bench/member-heap.ts --idle-only, two runs each: 84.5-84.6 MiB with it, 82.9-83.0 without),
+ * which the long-running member pays for a start 0.2-0.3 s sooner that nothing waits on. The
+ * leader keeps it: its restart -> ready is a figure users wait on (issue 31).
+ */
+export function usesCompileCache(args) {
+  return args[0] !== 'run';
+}
+
 /** Where the bundle's compile cache lives: dist/bundle/compile-cache, beside the bundle. */
 export const COMPILE_CACHE_DIR = fileURLToPath(new URL('../dist/bundle/compile-cache', import.meta.url));
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { COMPILE_CACHE_DIR, enableCompileCache } from '../../bin/compile-cache.js';
+import { COMPILE_CACHE_DIR, enableCompileCache, usesCompileCache } from '../../bin/compile-cache.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -38,6 +38,30 @@ void describe('the compile cache of the bundle', () => {
     assert.deepEqual(calls, [{ directory: '/x', portable: true }, '/x']);
     assert.equal(enableCompileCache({ enableCompileCache: () => { throw new Error('read-only'); } }, '/x'), undefined);
     assert.equal(enableCompileCache({}, '/x'), undefined);
+  });
+
+  void it('is used by every command but the member\'s `run`, whose RSS it would grow for the life of the process', () => {
+    assert.equal(usesCompileCache(['run', '--config', 'c.yaml']), false);
+    for (const args of [['leader', 'run'], ['leader'], ['join'], ['status'], ['version'], [], ['--help']]) assert.equal(usesCompileCache(args), true, args.join(' '));
+  });
+
+  void it('is on in the process that runs the command as the launcher starts it: not for `run`, for `leader run` and `version`', async () => {
+    // A probe required through NODE_OPTIONS reports, when the process exits, where Node's
+    // compile cache is; it runs again in the process the launcher re-executes for the agents.
+    // What the launcher imports after (the bundle) needs a build: its exit status is not judged.
+    const probe = path.join(tmp, 'print-cache-dir.cjs');
+    writeFileSync(probe, "process.on('exit', () => { process.stdout.write(`cacheDir ${JSON.stringify(require('node:module').getCompileCacheDir() ?? null)}\\n`); });\n");
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--require ${probe}` };
+    delete env['NODE_COMPILE_CACHE'];
+    delete env['NODE_DISABLE_COMPILE_CACHE'];
+    for (const [args, want] of [[['run', '--help'], null], [['leader', 'run', '--help'], COMPILE_CACHE_DIR], [['version'], COMPILE_CACHE_DIR]] as const) {
+      const stdout = await run(process.execPath, [path.join(root, 'bin', 'clusterset-agent.js'), ...args], { env })
+        .then((r) => r.stdout, (err: unknown) => (err as { stdout?: string }).stdout ?? '');
+      // Node names its subdirectory for the Node version and V8 flags: the bundle's cache is what is asked.
+      const seen = stdout.split('\n').filter((l) => l.startsWith('cacheDir ')).map((l) => JSON.parse(l.slice('cacheDir '.length)) as string | null)
+        .map((dir) => (dir?.startsWith(COMPILE_CACHE_DIR + path.sep) === true ? COMPILE_CACHE_DIR : dir));
+      assert.deepEqual(seen, [want], `${args.join(' ')}: ${stdout}`);
+    }
   });
 
   void it('a second start reads the module from the cache the first one wrote, even moved elsewhere', async () => {
