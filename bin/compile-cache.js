@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Whether a start of the CLI with `args` (process.argv after the script) uses the cache: every
- * command but the member's `run`. Node keeps the cache it read in memory for the life of the
- * process (to write back what the run compiled on top): ~1.6 MiB of the idle member's RSS
- * (bench/member-heap.ts --idle-only, two runs each: 84.5-84.6 MiB with it, 82.9-83.0 without),
- * which the long-running member pays for a start 0.2-0.3 s sooner that nothing waits on. The
- * leader keeps it: its restart -> ready is a figure users wait on (issue 31).
+ * command but the member's `run`. With the cache on, the process holds it in memory for its
+ * whole life: ~1.6 MiB of the idle member's RSS (bench/member-heap.ts --idle-only, two runs
+ * each: 84.5-84.6 MiB with it, 82.9-83.0 without), which the long-running member would pay for
+ * a start 0.2-0.3 s sooner (docs/install.md: `--version` in 0.30 s instead of 0.5-0.6) that
+ * nothing waits on. The leader keeps it: its restart -> ready is a figure users wait on (issue 31).
  */
 export function usesCompileCache(args) {
   return args[0] !== 'run';
