@@ -46,7 +46,7 @@ import { BeatSightings } from './decisions/observed-beats.js';
 import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from './decisions/deadlines.js';
 import { compactServiceAccount } from './decisions/member-ids.js';
 import { apiClient } from '../common/kube/shared-connections.js';
-import { jsonList } from './lists.js';
+import { jsonList, type ListSelectors } from './lists.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
 export const MEMBER_IDS_CONFIGMAP = 'clusterset-member-ids';
@@ -131,10 +131,11 @@ export class LeaderController {
     // The project's JSON client: the informers' lists (lists.ts) and watches (bookmarks and a
     // server-side timeout, as client-go watches).
     const watch = createJsonClient(options.kubeConfig);
+    // An informer's collection: its path and selectors, and the list of exactly that collection.
+    const listed = <T extends KubeObject>(path: string, selectors: ListSelectors = {}) => ({ path, list: jsonList<T>(watch, path, selectors), ...selectors });
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({
       name: d.plural,
-      path: `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`,
-      list: jsonList<L['items'][number]>(watch, `/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`),
+      ...listed<L['items'][number]>(`/apis/${d.group}/${d.version}/namespaces/${ns}/${d.plural}`),
       watch: through,
       logger: log,
     });
@@ -144,8 +145,7 @@ export class LeaderController {
     this.clusterSets = new ResilientInformer(custom<ClusterSetList>(refOf(CLUSTERSET)));
     this.serviceAccounts = new ResilientInformer<V1ServiceAccount>({
       name: 'serviceaccounts',
-      path: `/api/v1/namespaces/${ns}/serviceaccounts`,
-      list: jsonList(watch, `/api/v1/namespaces/${ns}/serviceaccounts`),
+      ...listed<V1ServiceAccount>(`/api/v1/namespaces/${ns}/serviceaccounts`),
       // One per member, read for one annotation: the rest (secrets, other annotations, labels) is not kept.
       transform: compactServiceAccount,
       watch,
@@ -153,18 +153,14 @@ export class LeaderController {
     });
     this.configMaps = new ResilientInformer<V1ConfigMap>({
       name: 'configmaps',
-      path: `/api/v1/namespaces/${ns}/configmaps`,
-      list: jsonList(watch, `/api/v1/namespaces/${ns}/configmaps`, { labelSelector: LEADER_SELECTOR }),
-      labelSelector: LEADER_SELECTOR,
+      ...listed<V1ConfigMap>(`/api/v1/namespaces/${ns}/configmaps`, { labelSelector: LEADER_SELECTOR }),
       watch,
       logger: log,
     });
     // Only the Events members record about a duplicate cluster ID: a cheap watch however busy the namespace.
     this.duplicateEvents = new ResilientInformer<CoreV1Event>({
       name: 'duplicate-cluster-id-events',
-      path: `/api/v1/namespaces/${ns}/events`,
-      list: jsonList(watch, `/api/v1/namespaces/${ns}/events`, { fieldSelector: DUPLICATE_EVENTS_SELECTOR }),
-      fieldSelector: DUPLICATE_EVENTS_SELECTOR,
+      ...listed<CoreV1Event>(`/api/v1/namespaces/${ns}/events`, { fieldSelector: DUPLICATE_EVENTS_SELECTOR }),
       // Member-written: only the fields read are cached.
       transform: compactDuplicateEvent,
       watch,

@@ -151,13 +151,9 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
     if (endpoint?.server !== cluster.server) endpoint = { server: cluster.server, ...endpointOf(cluster.server) };
     return endpoint;
   };
-  const target = (path: string, query: Query | undefined): URL => {
+  const target = (path: string, query: Query): URL => {
     const { origin, prefix } = currentEndpoint();
-    const url = new URL(origin + prefix + path);
-    for (const [key, value] of Object.entries(query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
-    return url;
+    return new URL(origin + prefix + path + searchOf(query));
   };
   const deadlines = new Deadlines(Math.min(1_000, Math.max(10, Math.floor(timeoutMs / 4))), now);
   return {
@@ -180,7 +176,7 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
     },
     async request<T extends Json>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { readonly query?: Query; readonly body?: unknown } = {}): Promise<T> {
       // The dispatcher is given the origin and the path as strings: no URL object is built or
-      // parsed per request (a query, rare on this path, is encoded as URLSearchParams does).
+      // parsed per request (a query, such as a list's page, is encoded as URLSearchParams does).
       const { origin, prefix } = currentEndpoint();
       const search = options.query === undefined ? '' : searchOf(options.query);
       const where = `member ${method} ${path}`;
