@@ -48,7 +48,7 @@ export async function startAgent(config: AgentConfig, logger: winston.Logger, ku
   metrics?.observeConnections(connections);
   const events = createEventRecorder(kubeConfig, logger);
   // Before the importer and exporter address a ServiceImport or ServiceExport.
-  const { version: mcsVersion, served } = await discoverMcsVersion(createJsonClient(kubeConfig));
+  const { version: mcsVersion, served } = await discoverMcsVersion(createJsonClient(kubeConfig, { who: 'member' }));
   const mcs = mcsResources(mcsVersion);
   logger.info('MCS API version', { version: mcsVersion, served });
   if (served.length === 0) logger.warn('the member serves no multicluster.x-k8s.io API: install the chart\'s CRDs; ServiceImports and ServiceExports are addressed as v1alpha1 meanwhile');

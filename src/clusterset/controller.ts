@@ -107,7 +107,7 @@ export class ClusterSetController {
     this.log = options.logger.child({ component: 'clusterset-controller', namespace: options.namespace });
     this.objects = apiClient(kc, CustomObjectsApi);
     const core = apiClient(kc, CoreV1Api);
-    const watch = createJsonClient(kc);
+    const watch = createJsonClient(kc, { who: 'member' });
     const ns = options.namespace;
     this.ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: ns };
     this.clusterSets = new ResilientInformer<ClusterSet>({

@@ -81,7 +81,7 @@ export class ExportManager {
     if (options.policy.enabled) {
       const core = apiClient(kc, CoreV1Api);
       const discovery = apiClient(kc, DiscoveryV1Api);
-      const watch = createJsonClient(kc);
+      const watch = createJsonClient(kc, { who: 'member' });
       const ns = options.agentNamespace;
       this.caches = {
         serviceExports: new ResilientInformer<ServiceExport>({

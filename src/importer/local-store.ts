@@ -44,7 +44,7 @@ export function collectionPath(kind: KindRef, namespace: string | undefined): st
   return `${root}${scope}/${kind.plural}`;
 }
 
-export function createLocalStore(kc: KubeConfig, client: JsonClient = createJsonClient(kc)): LocalStore {
+export function createLocalStore(kc: KubeConfig, client: JsonClient = createJsonClient(kc, { who: 'member' })): LocalStore {
   const objectPath = (ref: ObjectRef) => `${collectionPath(ref, ref.namespaced ? ref.namespace ?? '' : undefined)}/${encodeURIComponent(ref.name)}`;
   return {
     get: async (ref) => compact(await client.request<PlainObject>('GET', objectPath(ref))),

@@ -51,12 +51,12 @@ export class ImportManager {
     const core = apiClient(options.kubeConfig, CoreV1Api);
     this.log = options.logger.child({ component: 'importer' });
     // The firewall needs to know which namespaces exist: the agent never creates one.
-    const client = createJsonClient(options.kubeConfig);
+    const client = createJsonClient(options.kubeConfig, { who: 'member' });
     this.namespaces = new ResilientInformer<V1Namespace>({
       name: 'namespaces', path: '/api/v1/namespaces', list: paged((page) => core.listNamespace(page)), watch: client, logger: this.log,
     });
     // Metadata only: a cluster's Endpoints may be many and large, and only their names count here.
-    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, undefined, undefined, 'metadata'), this.log, this.mcs.serviceImport);
+    this.takenNames = WatchedNames.watching(createJsonClient(options.kubeConfig, { who: 'member', answers: 'metadata' }), this.log, this.mcs.serviceImport);
   }
 
   private get mcs(): McsResources {

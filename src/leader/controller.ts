@@ -130,7 +130,7 @@ export class LeaderController {
     const core = apiClient(options.kubeConfig, CoreV1Api);
     // The project's JSON client: the informers' lists (lists.ts) and watches (bookmarks and a
     // server-side timeout, as client-go watches).
-    const watch = createJsonClient(options.kubeConfig);
+    const watch = createJsonClient(options.kubeConfig, { who: 'leader' });
     // An informer's collection: its path and selectors, and the list of exactly that collection.
     const listed = <T extends KubeObject>(path: string, selectors: ListSelectors = {}) => ({ path, list: jsonList<T>(watch, path, selectors), ...selectors });
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({

@@ -21,7 +21,7 @@ import { selfSignedLoopbackCert } from '../harness/pki.js';
 let server: https.Server;
 let kc: KubeConfig;
 let tokenFile: string;
-const seen: { method: string; url: string; authorization: string; accept: string; body: string }[] = [];
+const seen: { method: string; url: string; authorization: string; accept: string; contentType: string; body: string }[] = [];
 let answer: (req: IncomingMessage, res: ServerResponse) => void = () => undefined;
 
 before(async () => {
@@ -30,7 +30,7 @@ before(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization ?? '', accept: req.headers.accept ?? '', body: Buffer.concat(chunks).toString() });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization ?? '', accept: req.headers.accept ?? '', contentType: req.headers['content-type'] ?? '', body: Buffer.concat(chunks).toString() });
       answer(req, res);
     });
   });
@@ -54,17 +54,17 @@ const reply = (code: number, body: unknown, type = 'application/json') => { answ
 describe('createJsonClient', () => {
   it("asks for PartialObjectMetadata when made for metadata (lists and watches), whole objects otherwise", async () => {
     reply(200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'a', namespace: 'ns' } }] }, 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
-    const list = await createJsonClient(kc, undefined, undefined, 'metadata').request('GET', '/api/v1/endpoints');
+    const list = await createJsonClient(kc, { who: 'member', answers: 'metadata' }).request('GET', '/api/v1/endpoints');
     assert.deepEqual(list['items'], [{ metadata: { name: 'a', namespace: 'ns' } }]);
     assert.equal(seen.at(-1)?.accept, 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
     reply(200, { kind: 'EndpointsList', items: [] });
-    await createJsonClient(kc).request('GET', '/api/v1/endpoints');
+    await createJsonClient(kc, { who: 'member' }).request('GET', '/api/v1/endpoints');
     assert.equal(seen.at(-1)?.accept, 'application/json');
   });
 
   it('sends JSON with the kubeconfig token and returns the answer as plain JSON', async () => {
     reply(201, { kind: 'Service', metadata: { name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' } });
-    const body = await createJsonClient(kc).request('POST', '/api/v1/namespaces/ns/services', { body: { kind: 'Service' }, query: { fieldManager: 'x' } });
+    const body = await createJsonClient(kc, { who: 'member' }).request('POST', '/api/v1/namespaces/ns/services', { body: { kind: 'Service' }, query: { fieldManager: 'x' } });
     assert.deepEqual(body, { kind: 'Service', metadata: { name: 'a', creationTimestamp: '2026-01-01T00:00:00Z' } }, 'timestamps stay strings: no model classes');
     const last = seen.at(-1);
     assert.deepEqual([last?.method, last?.url, last?.authorization, last?.body], ['POST', '/api/v1/namespaces/ns/services?fieldManager=x', 'Bearer first-token-0123456789', '{"kind":"Service"}']);
@@ -72,22 +72,45 @@ describe('createJsonClient', () => {
 
   it('throws the Status of an error answer as an ApiError the error helpers read', async () => {
     reply(409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409, message: 'services "a" already exists' });
-    const err = await createJsonClient(kc).request('POST', '/api/v1/namespaces/ns/services', { body: {} }).catch((e: unknown) => e);
+    const err = await createJsonClient(kc, { who: 'member' }).request('POST', '/api/v1/namespaces/ns/services', { body: {} }).catch((e: unknown) => e);
     assert.ok(err instanceof ApiError);
     assert.equal(err.code, 409);
     assert.equal(isAlreadyExists(err), true);
   });
 
+  it("names its creator in the errors that say where: a leader's request never reads as a member's", async () => {
+    reply(502, 'bad gateway', 'text/plain');
+    const err = await createJsonClient(kc, { who: 'leader' }).request('GET', '/apis/x/v1/things').catch((e: unknown) => e);
+    assert.ok(err instanceof UnexpectedResponseError);
+    assert.match(err.message, /^leader GET \/apis\/x\/v1\/things answered 502/);
+    answer = () => undefined; // never answers
+    const slow = await createJsonClient(kc, { who: 'join (leader)', timeoutMs: 50 }).request('GET', '/apis/x/v1/things').catch((e: unknown) => e);
+    assert.match(String(slow), /join \(leader\) GET \/apis\/x\/v1\/things did not complete within 50 ms/);
+  });
+
+  it('sends a PATCH as a JSON patch, and ends a request when its signal aborts', async () => {
+    reply(200, { kind: 'Event', metadata: { name: 'e' } });
+    await createJsonClient(kc, { who: 'member' }).request('PATCH', '/api/v1/namespaces/ns/events/e', { body: [{ op: 'replace', path: '/count', value: 2 }] });
+    assert.deepEqual([seen.at(-1)?.method, seen.at(-1)?.body, seen.at(-1)?.contentType], ['PATCH', '[{"op":"replace","path":"/count","value":2}]', 'application/json-patch+json']);
+    answer = () => undefined; // never answers
+    const controller = new AbortController();
+    const pending = createJsonClient(kc, { who: 'member' }).request('GET', '/api/v1/namespaces/ns/events/slow', { signal: controller.signal }).catch((e: unknown) => e);
+    controller.abort(new Error('stopping'));
+    const err = await pending;
+    assert.ok(err instanceof Error);
+    assert.match(String(err), /stopping/);
+  });
+
   it('refuses answers no API server would send, without leaking the token', async () => {
     reply(200, '<html>maintenance first-token-0123456789</html>', 'text/html');
-    const html = await createJsonClient(kc).request('GET', '/api/v1/namespaces/ns/services/a').catch((e: unknown) => e);
+    const html = await createJsonClient(kc, { who: 'member' }).request('GET', '/api/v1/namespaces/ns/services/a').catch((e: unknown) => e);
     assert.ok(html instanceof UnexpectedResponseError);
     assert.match(html.message, /expected application\/json/);
     assert.ok(!inspect(html, { depth: 5 }).includes('first-token-0123456789'), 'the token is redacted from the snippet');
     reply(200, '[1,2]');
-    assert.ok(await createJsonClient(kc).request('GET', '/x').catch((e: unknown) => e) instanceof UnexpectedResponseError);
+    assert.ok(await createJsonClient(kc, { who: 'member' }).request('GET', '/x').catch((e: unknown) => e) instanceof UnexpectedResponseError);
     reply(502, 'bad gateway', 'text/plain');
-    const gateway = await createJsonClient(kc).request('GET', '/x').catch((e: unknown) => e);
+    const gateway = await createJsonClient(kc, { who: 'member' }).request('GET', '/x').catch((e: unknown) => e);
     assert.ok(gateway instanceof UnexpectedResponseError && gateway.statusCode === 502);
   });
 
@@ -98,7 +121,7 @@ describe('createJsonClient', () => {
     kc.applyToHTTPSOptions = (opts) => { authentications += 1; return original(opts); };
     try {
       let t = 0;
-      const client = createJsonClient(kc, 5000, () => t);
+      const client = createJsonClient(kc, { who: 'member', timeoutMs: 5000, now: () => t });
       reply(200, { kind: 'Service' });
       await Promise.all([client.request('GET', '/a'), client.request('GET', '/b')]);
       await client.request('GET', '/c');
@@ -128,16 +151,16 @@ describe('createJsonClient', () => {
     });
     shareConnections(prefixed);
     reply(200, { kind: 'EndpointsList', items: [] });
-    await createJsonClient(prefixed).request('GET', '/api/v1/namespaces/n%20s/endpoints', { query: { labelSelector: 'a=b,c in (x y)', limit: 5, continue: undefined, watch: false } });
+    await createJsonClient(prefixed, { who: 'member' }).request('GET', '/api/v1/namespaces/n%20s/endpoints', { query: { labelSelector: 'a=b,c in (x y)', limit: 5, continue: undefined, watch: false } });
     assert.equal(seen.at(-1)?.url, '/some/prefix/api/v1/namespaces/n%20s/endpoints?labelSelector=a%3Db%2Cc+in+%28x+y%29&limit=5&watch=false');
-    await createJsonClient(prefixed).request('DELETE', '/api/v1/namespaces/ns/endpoints/a', { query: {} });
+    await createJsonClient(prefixed, { who: 'member' }).request('DELETE', '/api/v1/namespaces/ns/endpoints/a', { query: {} });
     assert.equal(seen.at(-1)?.url, '/some/prefix/api/v1/namespaces/ns/endpoints/a', 'no "?" without a value');
   });
 
   it('aborts a request that has no whole answer within its timeout, with a TimeoutError', async () => {
     answer = () => undefined; // never answers
     const started = performance.now();
-    const err = await createJsonClient(kc, 300).request('GET', '/api/v1/namespaces/ns/services/slow').catch((e: unknown) => e);
+    const err = await createJsonClient(kc, { who: 'member', timeoutMs: 300 }).request('GET', '/api/v1/namespaces/ns/services/slow').catch((e: unknown) => e);
     assert.equal((err as Error | undefined)?.name, 'TimeoutError', String(err));
     assert.match((err as Error).message, /member GET \/api\/v1\/namespaces\/ns\/services\/slow did not complete within 300 ms/);
     assert.ok(performance.now() - started < 5_000);

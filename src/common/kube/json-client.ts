@@ -1,5 +1,6 @@
 /**
- * Plain-JSON requests to the cluster of a KubeConfig, for the importer's hot path.
+ * Plain-JSON requests to the cluster of a KubeConfig: every request the agents and the CLI
+ * send (typed-api.ts gives them client-node's method names).
  *
  * client-node's generated APIs turn every answer into model classes (ObjectSerializer) through
  * WHATWG fetch and streams, which the importer then had to turn back into plain JSON: in a
@@ -20,8 +21,32 @@ import { answerError, headerText, isJson, parseObject, snippetOf, streamWatch, U
 
 type Json = Record<string, unknown>;
 
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RequestOptions {
+  readonly query?: Query;
+  /** Sent as JSON; a PATCH's body is a JSON patch (RFC 6902), client-node's default patch type. */
+  readonly body?: unknown;
+  /** Ends the request early (besides the client's own deadline). */
+  readonly signal?: AbortSignal;
+}
+
 export interface JsonClient extends WatchLike {
-  request<T extends Json>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options?: { readonly query?: Query; readonly body?: unknown }): Promise<T>;
+  request<T extends Json>(method: Method, path: string, options?: RequestOptions): Promise<T>;
+}
+
+export interface JsonClientOptions {
+  /**
+   * Whose requests these are, first in every error (`leader GET /apis/…`): the same client
+   * serves the member's agent, the leader's and the CLI's commands, whose logs must say which.
+   */
+  readonly who: string;
+  /** How long one request may take, answer included; default 60 s. */
+  readonly timeoutMs?: number;
+  /** The clock of the deadlines and of the reused authentication (tests). */
+  readonly now?: () => number;
+  /** Whole objects (the default) or only their metadata. */
+  readonly answers?: Answers;
 }
 
 /**
@@ -130,7 +155,8 @@ function endpointOf(server: string): { readonly origin: string; readonly prefix:
  * Requests to `kc`'s current cluster; each waits at most `timeoutMs` for the whole answer
  * (aborted within a second after, {@link Deadlines}).
  */
-export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => number = () => performance.now(), answers: Answers = 'objects'): JsonClient {
+export function createJsonClient(kc: KubeConfig, options: JsonClientOptions): JsonClient {
+  const { who, timeoutMs = 60_000, now = () => performance.now(), answers = 'objects' } = options;
   const accept = ACCEPT[answers];
   let cached: { readonly auth: Promise<Authorization>; readonly at: number } | undefined;
   const currentAuth = (): Promise<Authorization> => {
@@ -161,7 +187,7 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
       const url = target(path, { ...query, watch: true });
       const { headers, dispatcher } = await currentAuth();
       return streamWatch({
-        where: `member WATCH ${path}`, secret: bearerOf(headers), connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
+        where: `${who} WATCH ${path}`, secret: bearerOf(headers), connectTimeoutMs: WATCH_CONNECT_MS, idleMs: MEMBER_WATCH_IDLE_MS,
         open: async (signal) => {
           const answer = await undiciRequest(url, {
             method: 'GET', headers: { ...headers, Accept: accept.watch, 'User-Agent': 'clusterset-agent' },
@@ -174,12 +200,12 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
         untrack: () => undefined,
       }, callback, done);
     },
-    async request<T extends Json>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, options: { readonly query?: Query; readonly body?: unknown } = {}): Promise<T> {
+    async request<T extends Json>(method: Method, path: string, options: RequestOptions = {}): Promise<T> {
       // The dispatcher is given the origin and the path as strings: no URL object is built or
       // parsed per request (a query, such as a list's page, is encoded as URLSearchParams does).
       const { origin, prefix } = currentEndpoint();
       const search = options.query === undefined ? '' : searchOf(options.query);
-      const where = `member ${method} ${path}`;
+      const where = `${who} ${method} ${path}`;
       const { headers, dispatcher } = await currentAuth();
       const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
       const deadline = deadlines.start(timeoutMs, where);
@@ -189,9 +215,9 @@ export function createJsonClient(kc: KubeConfig, timeoutMs = 60_000, now: () => 
       try {
         const answer = await (dispatcher ?? getGlobalDispatcher()).request({
           origin, path: prefix + path + search, method,
-          headers: { ...headers, Accept: method === 'GET' ? accept.list : 'application/json', 'User-Agent': 'clusterset-agent', ...(payload !== undefined && { 'Content-Type': 'application/json' }) },
+          headers: { ...headers, Accept: method === 'GET' ? accept.list : 'application/json', 'User-Agent': 'clusterset-agent', ...(payload !== undefined && { 'Content-Type': method === 'PATCH' ? 'application/json-patch+json' : 'application/json' }) },
           ...(payload !== undefined && { body: payload }),
-          signal: deadline.signal,
+          signal: options.signal === undefined ? deadline.signal : AbortSignal.any([deadline.signal, options.signal]),
         });
         text = await answer.body.text();
         contentType = headerText(answer.headers['content-type']);
