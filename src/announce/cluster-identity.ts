@@ -3,7 +3,8 @@
 // it, and a rebuilt cluster gets a new one. Read once: a success is kept for the life of the
 // process (no request at rest); a failure (e.g. RBAC without `get namespaces`) is logged and
 // asked again at most once a minute, while announces go out unstamped.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apisOf } from '../common/kube/typed-api.js';
 import { describeError } from '../common/kube/errors.js';
 
 export const IDENTITY_NAMESPACE = 'kube-system';
@@ -45,6 +46,6 @@ export function clusterIdentity(read: () => Promise<string | undefined>, logger:
 
 /** Reads the kube-system Namespace's UID through the member's own API server. */
 export function readNamespaceUid(kubeConfig: KubeConfig, name = IDENTITY_NAMESPACE): () => Promise<string | undefined> {
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const { core } = apisOf(kubeConfig, 'member');
   return async () => (await core.readNamespace({ name })).metadata?.uid;
 }

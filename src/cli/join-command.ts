@@ -6,7 +6,8 @@
 // left, but something stays (not made by join, or replaced meanwhile), each one named.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { apisOf } from '../common/kube/typed-api.js';
 import { CLUSTERSET } from '../common/api/antrea.js';
 import { DEFAULT_LEADER_NAMESPACE } from '../common/api/names.js';
 import { describeError } from '../common/kube/errors.js';
@@ -178,7 +179,7 @@ export function joinCommand(io: CommandIO, status: ExitStatus): Command {
 async function undoMemberDNSWhenUnused(member: KubeConfig, io: CommandIO): Promise<number> {
   const progress = (line: string) => { io.stderr.write(`${line}\n`); };
   try {
-    const left = (await member.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural })) as { items?: unknown[] };
+    const left = (await apisOf(member, 'leave (member)').custom.listClusterCustomObject({ group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural })) as { items?: unknown[] };
     if ((left.items ?? []).length > 0) return 0;
     return (await unconfigureMemberDNS(member, progress)).length;
   } catch (err) {

@@ -7,7 +7,7 @@
 // the ClusterSets that use it, which is how a rotated token takes effect without restart.
 // A finalizer makes deletion a real leave: the announce is deleted on the leader before
 // the ClusterSet goes away, even if the agent was down when it was deleted.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
 import { parseTimestamp } from '../common/kube/time.js';
 import { CLUSTERSET, type ClusterSet, type ClusterSetList } from '../common/api/antrea.js';
@@ -25,7 +25,7 @@ import { StatusWriter } from '../conditions/status/writer.js';
 import type { EventRecorder, EventTarget } from '../common/events/recorder.js';
 import { heldBy, type MembershipClaim } from './membership.js';
 import { leaderTarget, sameLeader, type LeaderTarget } from './spec.js';
-import { apiClient } from '../common/kube/shared-connections.js';
+import { kubeApis, type CustomApi } from '../common/kube/typed-api.js';
 import { paged } from '../common/kube/paginate.js';
 
 /** Finalizer that holds a deleted ClusterSet until its announce is gone from the leader. */
@@ -98,16 +98,16 @@ export class ClusterSetController {
   private readonly leavingSince = new Map<string, number>();
   /** Our status fields the installed ClusterSet CRD prunes (Antrea's own CRD): no longer written. */
   private readonly prunedFields = new Set<ExtensionField>();
-  private readonly objects: CustomObjectsApi;
+  private readonly objects: CustomApi;
   private readonly log: ControllerLogger;
   private readonly ref: { group: string; version: string; plural: string; namespace: string };
 
   constructor(private readonly options: ClusterSetControllerOptions) {
     const kc = options.kubeConfig;
     this.log = options.logger.child({ component: 'clusterset-controller', namespace: options.namespace });
-    this.objects = apiClient(kc, CustomObjectsApi);
-    const core = apiClient(kc, CoreV1Api);
     const watch = createJsonClient(kc, { who: 'member' });
+    const { core, custom } = kubeApis(watch);
+    this.objects = custom;
     const ns = options.namespace;
     this.ref = { group: CLUSTERSET.group, version: CLUSTERSET.version, plural: CLUSTERSET.plural, namespace: ns };
     this.clusterSets = new ResilientInformer<ClusterSet>({

@@ -6,10 +6,7 @@
 // With exports disabled no cache is started (the chart grants nothing for them) and the
 // sources are empty but synced: each Exporter then withdraws whatever this member still has
 // on its leader, and publishes nothing.
-import {
-  CoreV1Api, CustomObjectsApi, DiscoveryV1Api, NetworkingV1Api,
-  type KubeConfig, type KubernetesObject,
-} from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { isIPv4 } from 'node:net';
 import type { KubeList } from '../common/api/meta.js';
 import { mcsResources, type McsResources, type ServiceExport, type ServiceExportStatus } from '../common/api/mcs.js';
@@ -26,7 +23,7 @@ import { Exporter, type ExporterLogger } from './exporter.js';
 import type { ExportOutcome } from './resource-export-writer.js';
 import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
 import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
-import { apiClient } from '../common/kube/shared-connections.js';
+import { apisOf, kubeApis, type CustomApi } from '../common/kube/typed-api.js';
 import { paged } from '../common/kube/paginate.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
@@ -64,7 +61,7 @@ export class ExportManager {
   /** The key each exporter reports its ServiceExport judgements under (named in Conflict messages). */
   private readonly statusKeys = new Map<Exporter, string>();
   private readonly caches: Caches | undefined;
-  private readonly objects: CustomObjectsApi;
+  private readonly objects: CustomApi;
   private readonly log: ExportManagerLogger;
   private readonly sources: ExportSources;
   /** The one writer of ServiceExport status, aggregating every ClusterSet's judgement. */
@@ -77,11 +74,10 @@ export class ExportManager {
     const kc = options.kubeConfig;
     const serviceExportKind = (options.mcs ?? mcsResources('v1beta1')).serviceExport;
     this.log = options.logger.child({ component: 'exporter' });
-    this.objects = apiClient(kc, CustomObjectsApi);
+    const watch = createJsonClient(kc, { who: 'member' });
+    const { core, custom, discovery } = kubeApis(watch);
+    this.objects = custom;
     if (options.policy.enabled) {
-      const core = apiClient(kc, CoreV1Api);
-      const discovery = apiClient(kc, DiscoveryV1Api);
-      const watch = createJsonClient(kc, { who: 'member' });
       const ns = options.agentNamespace;
       this.caches = {
         serviceExports: new ResilientInformer<ServiceExport>({
@@ -279,7 +275,7 @@ export class ExportManager {
    */
   private async discoverServiceCIDR(): Promise<void> {
     try {
-      const networking = apiClient(this.options.kubeConfig, NetworkingV1Api);
+      const { networking } = apisOf(this.options.kubeConfig, 'member');
       const found = await networking.readServiceCIDR({ name: 'kubernetes' });
       const cidr = pickCIDR(found.spec?.cidrs ?? []);
       if (cidr === undefined || this.stopped) return;

@@ -1,6 +1,6 @@
 // Makes one Importer per ClusterSet leader for its RemoteCommonArea, which drives it; keeps
 // them to report their counters and to tell them when a namespace appears.
-import { CoreV1Api, type KubeConfig, type V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
 import type { ImportPolicyConfig } from '../common/config/config.js';
 import type { LeaderTarget } from '../clusterset/spec.js';
@@ -13,7 +13,7 @@ import type { LocalStore } from './local-store.js';
 import type { ImportOwner } from './ownership.js';
 import { WatchedNames } from './taken-names.js';
 import { boardMemberOf, ImportBoard, type BoardMember } from './import-board.js';
-import { apiClient } from '../common/kube/shared-connections.js';
+import { coreApi } from '../common/kube/typed-api.js';
 import { paged } from '../common/kube/paginate.js';
 import { mcsResources, type McsResources } from '../common/api/mcs.js';
 
@@ -48,10 +48,10 @@ export class ImportManager {
   private readonly log: ImportManagerLogger;
 
   constructor(private readonly options: ImportManagerOptions) {
-    const core = apiClient(options.kubeConfig, CoreV1Api);
     this.log = options.logger.child({ component: 'importer' });
     // The firewall needs to know which namespaces exist: the agent never creates one.
     const client = createJsonClient(options.kubeConfig, { who: 'member' });
+    const core = coreApi(client);
     this.namespaces = new ResilientInformer<V1Namespace>({
       name: 'namespaces', path: '/api/v1/namespaces', list: paged((page) => core.listNamespace(page)), watch: client, logger: this.log,
     });

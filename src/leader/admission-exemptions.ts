@@ -5,7 +5,8 @@
 // (templates/leader-admission.yaml, leader-announce-admission.yaml, leader-event-admission.yaml); reading the CEL text itself
 // would tie this code to how the chart happens to spell its expressions. chart.test.ts checks
 // that every rendered policy's annotation names exactly the usernames its CEL exempts.
-import { AdmissionregistrationV1Api, type KubeConfig, type V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
+import type { KubeConfig, V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
+import { apisOf } from '../common/kube/typed-api.js';
 import { httpStatus } from '../common/kube/errors.js';
 
 /** On this chart's ValidatingAdmissionPolicies: the usernames its matchConditions exempt, comma-separated (may be empty). */
@@ -35,7 +36,7 @@ export function exemptServiceAccountsOf(policies: readonly V1ValidatingAdmission
 export async function readExemptServiceAccounts(kc: KubeConfig, namespace: string): Promise<Set<string>> {
   let policies: V1ValidatingAdmissionPolicy[];
   try {
-    policies = (await kc.makeApiClient(AdmissionregistrationV1Api).listValidatingAdmissionPolicy()).items;
+    policies = (await apisOf(kc, 'leader').admission.listValidatingAdmissionPolicy()).items;
   } catch (err) {
     if (httpStatus(err) === 403 || httpStatus(err) === 404) return new Set();
     throw err;

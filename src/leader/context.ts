@@ -1,7 +1,8 @@
 // What every leader reconciler shares: the leader namespace, its API clients, the informer
 // caches, and how writes are counted and logged. One place, so each reconciler module holds
 // only its own concern's logic.
-import type { CoreV1Api, CoreV1Event, CustomObjectsApi, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
+import type { CoreV1Event, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
+import type { CoreApi, CustomApi } from '../common/kube/typed-api.js';
 import type winston from 'winston';
 import type { KubeObject } from '../common/api/meta.js';
 import type { ClusterSet, MemberClusterAnnounce, ResourceExport, ResourceImport } from '../common/api/antrea.js';
@@ -26,8 +27,8 @@ export interface LeaderContext extends LeaderInformers {
   /** The leader namespace (common area). */
   readonly ns: string;
   readonly log: winston.Logger;
-  readonly objects: CustomObjectsApi;
-  readonly core: CoreV1Api;
+  readonly objects: CustomApi;
+  readonly core: CoreApi;
   readonly events: EventRecorder | undefined;
   readonly metrics: LeaderMetrics | undefined;
   readonly now: () => number;

@@ -9,7 +9,7 @@
 //                                                 export feeds, exports whose member has no announce
 // Each handler is level-triggered from the informer caches: after a crash or restart the same
 // keys, run again, pick up where the last run stopped.
-import { CoreV1Api, CustomObjectsApi, type CoreV1Event, type KubeConfig, type V1ConfigMap, type V1ServiceAccount } from '@kubernetes/client-node';
+import type { CoreV1Event, KubeConfig, V1ConfigMap, V1ServiceAccount } from '@kubernetes/client-node';
 import { createJsonClient } from '../common/kube/json-client.js';
 import type winston from 'winston';
 import type { KubeList, KubeObject } from '../common/api/meta.js';
@@ -45,7 +45,7 @@ import { StatusReconciler } from './status.js';
 import { BeatSightings } from './decisions/observed-beats.js';
 import { Deadlines, pacedRunAt, STATUS_INTERVAL_MS } from './decisions/deadlines.js';
 import { compactServiceAccount } from './decisions/member-ids.js';
-import { apiClient } from '../common/kube/shared-connections.js';
+import { kubeApis } from '../common/kube/typed-api.js';
 import { jsonList, type ListSelectors } from './lists.js';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_LEADER };
@@ -126,11 +126,10 @@ export class LeaderController {
   constructor(options: LeaderControllerOptions) {
     const ns = options.namespace;
     const log = options.logger.child({ leaderNamespace: ns });
-    const objects = apiClient(options.kubeConfig, CustomObjectsApi);
-    const core = apiClient(options.kubeConfig, CoreV1Api);
-    // The project's JSON client: the informers' lists (lists.ts) and watches (bookmarks and a
-    // server-side timeout, as client-go watches).
+    // The project's JSON client: every request, the informers' lists (lists.ts) and watches
+    // (bookmarks and a server-side timeout, as client-go watches).
     const watch = createJsonClient(options.kubeConfig, { who: 'leader' });
+    const { custom: objects, core } = kubeApis(watch);
     // An informer's collection: its path and selectors, and the list of exactly that collection.
     const listed = <T extends KubeObject>(path: string, selectors: ListSelectors = {}) => ({ path, list: jsonList<T>(watch, path, selectors), ...selectors });
     const custom = <L extends KubeList<KubeObject>>(d: Ref, through: WatchLike = watch) => ({

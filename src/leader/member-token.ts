@@ -25,7 +25,9 @@
 // ID that is a dash-prefix of another member's (`east` vs `east-1`), which v2.7+ leaders reject
 // at admission.
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1BoundObjectReference, type V1PolicyRule, type V1RoleBinding, type V1ServiceAccount } from '@kubernetes/client-node';
+import type { KubeConfig, V1BoundObjectReference, V1PolicyRule, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
+import { parseTimestamp } from '../common/kube/time.js';
+import { apisOf, type RbacApi } from '../common/kube/typed-api.js';
 import { stringify } from 'yaml';
 import { CLUSTER_ID_ANNOTATION, clusterIdProblem, dashPrefixPair, DEFAULT_LEADER_NAMESPACE, isDnsLabel, isDnsSubdomain, LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY } from '../common/api/names.js';
 import { describeError, httpStatus, isAlreadyExists, isNotFound } from '../common/kube/errors.js';
@@ -204,8 +206,7 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
     throw new MemberTokenError(`token duration must be a whole number of seconds, at least ${String(MIN_TOKEN_DURATION_SECONDS)} (10m); got ${String(durationSeconds)}`);
   }
   const caPem = leaderCaPem(kc);
-  const core = kc.makeApiClient(CoreV1Api);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const { core, rbac } = apisOf(kc, 'leader');
   const server = kc.getCurrentCluster()?.server ?? '';
 
   try {
@@ -255,10 +256,11 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
   });
   const token = request.status?.token;
   if (token === undefined || token === '') throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
-  const expiresAt = request.status?.expirationTimestamp;
+  // A string in the answer (plain JSON), whatever the model's Date type says.
+  const expiresAt = parseTimestamp(request.status?.expirationTimestamp);
   if (expiresAt !== undefined) {
-    log(`issued a token for ${namespace}/${serviceAccount}, valid until ${expiresAt.toISOString()}`);
-    const granted = Math.round((expiresAt.getTime() - Date.now()) / 1000);
+    log(`issued a token for ${namespace}/${serviceAccount}, valid until ${new Date(expiresAt).toISOString()}`);
+    const granted = Math.round((expiresAt - Date.now()) / 1000);
     if (granted < durationSeconds - 300) {
       log(`warning: the API server shortened the token lifetime to ${String(granted)}s (--service-account-max-token-expiration); re-run before it expires`);
     }
@@ -275,10 +277,10 @@ export async function createMemberToken(kc: KubeConfig, options: MemberTokenOpti
     },
   };
   log(`apply the Secret in the member cluster (namespace ${memberNamespace}) and point the ClusterSet's spec.leaders[0] at server ${server}, secret ${secretName}`);
-  return { secretYaml: stringify(secret, { lineWidth: 0 }), serviceAccount, token, expiresAt };
+  return { secretYaml: stringify(secret, { lineWidth: 0 }), serviceAccount, token, expiresAt: expiresAt === undefined ? undefined : new Date(expiresAt) };
 }
 
-async function ensureMemberRole(rbac: RbacAuthorizationV1Api, namespace: string, log: (message: string) => void): Promise<void> {
+async function ensureMemberRole(rbac: RbacApi, namespace: string, log: (message: string) => void): Promise<void> {
   let role;
   try {
     role = await rbac.readNamespacedRole({ namespace, name: MEMBER_ROLE_NAME });
@@ -305,7 +307,7 @@ async function ensureMemberRole(rbac: RbacAuthorizationV1Api, namespace: string,
   log(`Role ${namespace}/${MEMBER_ROLE_NAME} lacked ${missing.join(', ')}: added the member rules for them`);
 }
 
-async function ensureRoleBinding(rbac: RbacAuthorizationV1Api, namespace: string, serviceAccount: string, log: (message: string) => void): Promise<void> {
+async function ensureRoleBinding(rbac: RbacApi, namespace: string, serviceAccount: string, log: (message: string) => void): Promise<void> {
   const subject = { kind: 'ServiceAccount', name: serviceAccount, namespace };
   const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: MEMBER_ROLE_NAME };
   let binding: V1RoleBinding;

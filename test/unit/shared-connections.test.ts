@@ -1,12 +1,15 @@
-// Connection reuse for client-node's API clients, through client-node's public API only
-// (no patched methods): against a real local HTTPS server with a throwaway certificate.
+// Connection reuse for the agents' requests (typed-api.ts over the JSON client), through
+// client-node's public API only (no patched methods): against a real local HTTPS server with a
+// throwaway certificate.
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { ClientBudget } from '../../src/common/kube/client-budget.js';
-import { apiClient, authenticationOf, shareConnections } from '../../src/common/kube/shared-connections.js';
+import { createJsonClient } from '../../src/common/kube/json-client.js';
+import { authenticationOf, shareConnections } from '../../src/common/kube/shared-connections.js';
+import { coreApi } from '../../src/common/kube/typed-api.js';
 import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 let server: https.Server;
@@ -61,7 +64,7 @@ describe('shareConnections', () => {
     assert.equal(stats.opened, 0, 'nothing connected yet');
   });
 
-  it('API clients built with apiClient send the token over a few kept-alive, verified connections, counted', async () => {
+  it('typed calls send the token over a few kept-alive, verified connections, counted', async () => {
     const requests = 10;
     // Without sharing, client-node opens one connection per request.
     const plain = config(caPem);
@@ -71,12 +74,12 @@ describe('shareConnections', () => {
 
     const kc = config(caPem);
     const stats = shareConnections(kc);
-    const core = apiClient(kc, CoreV1Api);
+    const core = coreApi(createJsonClient(kc, { who: 'member' }));
     before = connections;
     seen.length = 0;
     for (let i = 0; i < requests; i += 1) assert.equal((await core.readNamespace({ name: 'a' })).metadata?.name, 'a');
-    // client-node finishes reading an answer just after it resolves, so the next request may find
-    // the first connection still busy and open a second: a pool, not one connection per request.
+    // An answer may resolve just before its connection is free again, so the next request may
+    // open a second: a pool, not one connection per request.
     assert.ok(connections - before <= 2, `${String(requests)} requests, ${String(connections - before)} TLS connections`);
     assert.equal(stats.opened, connections - before, 'every connection counted');
     assert.deepEqual(seen.map((s) => [s.url, s.authorization, s.userAgent]), Array.from({ length: requests }, () => ['/api/v1/namespaces/a', 'Bearer t0ken', 'clusterset-agent']));
@@ -86,7 +89,7 @@ describe('shareConnections', () => {
     const other = selfSignedLoopbackCert();
     const kc = config(other.cert);
     shareConnections(kc);
-    await assert.rejects(apiClient(kc, CoreV1Api).readNamespace({ name: 'a' }), (err: unknown) => /certificate|self.signed|verify/i.test(String((err as { cause?: unknown }).cause ?? err)));
+    await assert.rejects(coreApi(createJsonClient(kc, { who: 'member' })).readNamespace({ name: 'a' }), (err: unknown) => /certificate|self.signed|verify/i.test(String((err as { cause?: unknown }).cause ?? err)));
   });
 
   it('takes a token of the client budget for every request', async () => {
@@ -96,7 +99,7 @@ describe('shareConnections', () => {
     const reserved = budget.reserve.bind(budget);
     let taken = 0;
     budget.reserve = () => { taken += 1; return reserved(); };
-    await apiClient(kc, CoreV1Api).readNamespace({ name: 'a' });
+    await coreApi(createJsonClient(kc, { who: 'member' })).readNamespace({ name: 'a' });
     assert.equal(taken, 1);
   });
 });

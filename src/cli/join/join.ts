@@ -7,7 +7,8 @@
 // the token checked against the leader URL, the Secret and the ClusterSet in the member; then
 // wait for Ready. A second join finds everything in place and writes nothing.
 // leave is in leave.ts.
-import { CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi, type V1ServiceAccount } from '@kubernetes/client-node';
+import { KubeConfig, type V1ServiceAccount } from '@kubernetes/client-node';
+import { apisOf, type CoreApi, type CustomApi } from '../../common/kube/typed-api.js';
 import { stringify } from 'yaml';
 import { CLUSTERSET, MEMBER_CLUSTER_ANNOUNCE, type ClusterSet } from '../../common/api/antrea.js';
 import {
@@ -67,7 +68,7 @@ const MANAGED_BY = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 const recordedAccount = (options: JoinOptions) => ({ [LEADER_SERVICE_ACCOUNT_ANNOTATION]: options.serviceAccount });
 
 /** The leader-side Secret a new member token is bound to, owned by the account (garbage-collected with it). */
-async function createTokenSecret(core: CoreV1Api, options: JoinOptions, account: V1ServiceAccount): Promise<{ name: string; uid: string }> {
+async function createTokenSecret(core: CoreApi, options: JoinOptions, account: V1ServiceAccount): Promise<{ name: string; uid: string }> {
   const created = await core.createNamespacedSecret({
     namespace: options.leaderNamespace,
     body: {
@@ -84,7 +85,7 @@ async function createTokenSecret(core: CoreV1Api, options: JoinOptions, account:
 }
 
 /** Deletes, under their uids, the token Secrets join bound earlier tokens of this account to: those tokens stop working. */
-async function revokeEarlierTokens(core: CoreV1Api, options: JoinOptions, current: { name: string; uid: string }, note: (line: string) => void): Promise<void> {
+async function revokeEarlierTokens(core: CoreApi, options: JoinOptions, current: { name: string; uid: string }, note: (line: string) => void): Promise<void> {
   const secrets = (await core.listNamespacedSecret({ namespace: options.leaderNamespace, labelSelector: `${MEMBER_TOKEN_LABEL}=${options.clusterID},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` })).items;
   const earlier = tokenSecretsOf(secrets, options.serviceAccount, current.uid);
   for (const secret of earlier) {
@@ -112,7 +113,7 @@ export async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefi
 }
 
 /** True when the kind is served; a 404 on the collection means it is not. */
-async function clusterSetsServed(api: CustomObjectsApi, namespace: string): Promise<boolean> {
+async function clusterSetsServed(api: CustomApi, namespace: string): Promise<boolean> {
   try {
     await api.listNamespacedCustomObject({ ...clusterSetRef(namespace), limit: 1 });
     return true;
@@ -122,7 +123,7 @@ async function clusterSetsServed(api: CustomObjectsApi, namespace: string): Prom
   }
 }
 
-async function namespaceExists(core: CoreV1Api, name: string): Promise<boolean> {
+async function namespaceExists(core: CoreApi, name: string): Promise<boolean> {
   try {
     await core.readNamespace({ name });
     return true;
@@ -135,9 +136,9 @@ async function namespaceExists(core: CoreV1Api, name: string): Promise<boolean> 
 }
 
 async function observeLeader(kc: KubeConfig, request: JoinRequest): Promise<LeaderState> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const { custom, core } = apisOf(kc, 'join (leader)');
   const served = await clusterSetsServed(custom, request.leaderNamespace);
-  const nsExists = served && await namespaceExists(kc.makeApiClient(CoreV1Api), request.leaderNamespace);
+  const nsExists = served && await namespaceExists(core, request.leaderNamespace);
   const clusterSet = nsExists
     ? await orUndefined(async () => (await custom.getNamespacedCustomObject({ ...clusterSetRef(request.leaderNamespace), name: request.clusterSet })) as ClusterSet)
     : undefined;
@@ -145,8 +146,7 @@ async function observeLeader(kc: KubeConfig, request: JoinRequest): Promise<Lead
 }
 
 async function observeMember(kc: KubeConfig, request: JoinRequest): Promise<MemberState> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  const { custom, core } = apisOf(kc, 'join (member)');
   const served = await clusterSetsServed(custom, request.memberNamespace);
   const nsExists = await namespaceExists(core, request.memberNamespace);
   const clusterSet = served && nsExists
@@ -177,7 +177,7 @@ function leaderClient(server: string, caPem: string, token?: string): KubeConfig
 /** Undefined when the leader URL answers and its certificate chains to the CA; else why not. */
 async function checkLeaderUrl(server: string, caPem: string): Promise<string | undefined> {
   try {
-    await leaderClient(server, caPem).makeApiClient(VersionApi).getCode();
+    await apisOf(leaderClient(server, caPem), 'join (leader)').version.getCode();
     return undefined;
   } catch (err) {
     if (isTlsVerificationError(err)) return `the leader CA does not verify ${server}: ${describeError(err)}. Pass the CA that signed the leader's serving certificate (--leader-ca-file), or a URL its certificate names`;
@@ -192,7 +192,7 @@ async function checkLeaderUrl(server: string, caPem: string): Promise<string | u
 /** Undefined when the token may read the member's announce on the leader (200 or 404); else why not. */
 async function checkToken(request: JoinRequest, caPem: string, token: string): Promise<string | undefined> {
   try {
-    await leaderClient(request.leaderServer, caPem, token).makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+    await apisOf(leaderClient(request.leaderServer, caPem, token), 'join (leader)').custom.getNamespacedCustomObject({
       group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural,
       namespace: request.leaderNamespace, name: mcaName(request.clusterID),
     });
@@ -228,7 +228,7 @@ async function waitForAccess(options: JoinOptions, token: string): Promise<void>
 }
 
 async function waitForReady(options: JoinOptions): Promise<JoinResult['ready']> {
-  const api = options.member.makeApiClient(CustomObjectsApi);
+  const api = apisOf(options.member, 'join (member)').custom;
   const deadline = Date.now() + options.waitSeconds * 1000;
   let last = '';
   for (;;) {
@@ -291,7 +291,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   // 1. The member's access on the leader, and its token, unless the Secret holds a good one.
   let token: string | undefined;
   let boundSecret: { name: string; uid: string } | undefined;
-  const leaderCore = options.leader.makeApiClient(CoreV1Api);
+  const leaderCore = apisOf(options.leader, 'join (leader)').core;
   if (!plan.secretExists || renew !== undefined) {
     if (renew !== undefined) options.progress(`Secret ${options.memberNamespace}/${options.secretName} needs a new token: ${renew}`);
     try {
@@ -320,7 +320,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     await waitForAccess(options, token);
   }
   // 2. The leader's own ClusterSet, when join was told to create it.
-  const custom = { leader: options.leader.makeApiClient(CustomObjectsApi), member: options.member.makeApiClient(CustomObjectsApi) };
+  const custom = { leader: apisOf(options.leader, 'join (leader)').custom, member: apisOf(options.member, 'join (member)').custom };
   let leaderClusterSetUid = leaderState.clusterSet?.metadata?.uid;
   if (plan.createLeaderClusterSet !== undefined) {
     const created = (await custom.leader.createNamespacedCustomObject({ ...clusterSetRef(options.leaderNamespace), body: plan.createLeaderClusterSet })) as ClusterSet;
@@ -329,7 +329,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   }
   // 3. The member's Secret and ClusterSet.
   if (token !== undefined) {
-    const core = options.member.makeApiClient(CoreV1Api);
+    const core = apisOf(options.member, 'join (member)').core;
     const body = memberSecretManifest(options, options.leaderCaPem, token);
     if (plan.secretExists) {
       // Its labels stay as they were: a Secret join did not create never becomes one leave deletes.

@@ -9,7 +9,8 @@
 // With several leaders, `--leader` names the one to leave: its entry is removed from the member
 // ClusterSet instead (the agent leaves that leader: announce and exports withdrawn; leave waits
 // for the status to drop it), then its Secret and the member's access on that leader.
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1RoleBinding } from '@kubernetes/client-node';
+import type { KubeConfig, V1RoleBinding } from '@kubernetes/client-node';
+import { apisOf, type CustomApi, type RbacApi } from '../../common/kube/typed-api.js';
 import { MEMBER_CLUSTER_ANNOUNCE, type ClusterSet, type MemberClusterAnnounce } from '../../common/api/antrea.js';
 import { LEADER_SECRET_CA_KEY, LEADER_SECRET_TOKEN_KEY, mcaName, MEMBER_TOKEN_LABEL } from '../../common/api/names.js';
 import { describeError, httpStatus, isConflict, isNotFound } from '../../common/kube/errors.js';
@@ -60,8 +61,7 @@ async function waitGone(read: () => Promise<unknown>, what: string, seconds: num
 }
 
 async function observe(options: LeaveOptions, cs: ClusterSet, leaderIndex: number): Promise<LeaveObservation> {
-  const core = options.member.makeApiClient(CoreV1Api);
-  const custom = options.member.makeApiClient(CustomObjectsApi);
+  const { core, custom } = apisOf(options.member, 'leave (member)');
   const secretName = cs.spec?.leaders[leaderIndex]?.secret ?? '';
   const secret = secretName === '' ? undefined : await orUndefined(() => core.readNamespacedSecret({ namespace: options.memberNamespace, name: secretName }));
   const decode = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8'));
@@ -80,7 +80,7 @@ async function observe(options: LeaveOptions, cs: ClusterSet, leaderIndex: numbe
   let leaderClusterSet: ClusterSet | undefined;
   if (leaderNamespace !== '') {
     try {
-      leaderClusterSet = (await options.leader.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...clusterSetRef(leaderNamespace), name: options.clusterSet })) as ClusterSet;
+      leaderClusterSet = (await apisOf(options.leader, 'leave (leader)').custom.getNamespacedCustomObject({ ...clusterSetRef(leaderNamespace), name: options.clusterSet })) as ClusterSet;
     } catch (err) {
       // Not found, or ClusterSets not served there: not this ClusterSet's leader.
       if (!isNotFound(err)) throw err;
@@ -104,7 +104,7 @@ async function observe(options: LeaveOptions, cs: ClusterSet, leaderIndex: numbe
 }
 
 /** The RoleBinding without the member's subject, replaced under the resourceVersion just read. */
-async function removeSubject(rbac: RbacAuthorizationV1Api, step: LeaveStep): Promise<'removed' | 'gone' | 'replaced'> {
+async function removeSubject(rbac: RbacApi, step: LeaveStep): Promise<'removed' | 'gone' | 'replaced'> {
   const binding = await orUndefined(() => rbac.readNamespacedRoleBinding({ namespace: step.namespace, name: step.name }));
   if (binding === undefined) return 'gone';
   if (step.uid !== undefined && binding.metadata?.uid !== step.uid) return 'replaced';
@@ -120,7 +120,7 @@ async function removeSubject(rbac: RbacAuthorizationV1Api, step: LeaveStep): Pro
 }
 
 export async function leave(options: LeaveOptions): Promise<LeaveResult> {
-  const custom = options.member.makeApiClient(CustomObjectsApi);
+  const custom = apisOf(options.member, 'leave (member)').custom;
   const ref = { ...clusterSetRef(options.memberNamespace), name: options.clusterSet };
   const cs = await orUndefined(async () => (await custom.getNamespacedCustomObject(ref)) as ClusterSet);
   if (cs === undefined) throw new JoinRefused([`the member has no ClusterSet ${options.memberNamespace}/${options.clusterSet}: nothing to leave`]);
@@ -132,8 +132,7 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   const target = leaveTarget(observation);
   if (target.refusals.length > 0) throw new JoinRefused(target.refusals);
   options.progress(`the member's ServiceAccount on the leader is ${target.leaderNamespace}/${target.serviceAccount} (from ${target.serviceAccountFrom})`);
-  const leaderCore = options.leader.makeApiClient(CoreV1Api);
-  const rbac = options.leader.makeApiClient(RbacAuthorizationV1Api);
+  const { core: leaderCore, rbac } = apisOf(options.leader, 'leave (leader)');
   const access = {
     serviceAccount: await orUndefined(() => leaderCore.readNamespacedServiceAccount({ namespace: target.leaderNamespace, name: target.serviceAccount })),
     roleBinding: await orUndefined(() => rbac.readNamespacedRoleBinding({ namespace: target.leaderNamespace, name: target.serviceAccount })),
@@ -149,8 +148,8 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   const removed: string[] = [];
   const kept = [...plan.kept];
   const did = (line: string) => { removed.push(line); options.progress(line); };
-  const core = options.member.makeApiClient(CoreV1Api);
-  const leaderCustom = options.leader.makeApiClient(CustomObjectsApi);
+  const core = apisOf(options.member, 'leave (member)').core;
+  const leaderCustom = apisOf(options.leader, 'leave (leader)').custom;
   /** Runs one delete; a 404 is done already, a 409 (uid precondition) means the object was replaced: named, kept. */
   const del = async (step: LeaveStep, run: () => Promise<unknown>, suffix = '') => {
     try {
@@ -199,7 +198,7 @@ type ClusterSetRef = ReturnType<typeof clusterSetRef> & { name: string };
  * Takes one leader out of the member ClusterSet under the plan's tests, then waits until the
  * agent has left it: a status of the new generation without that leader's entry.
  */
-async function removeLeader(custom: CustomObjectsApi, ref: ClusterSetRef, step: LeaveStep, seconds: number, progress: (line: string) => void): Promise<void> {
+async function removeLeader(custom: CustomApi, ref: ClusterSetRef, step: LeaveStep, seconds: number, progress: (line: string) => void): Promise<void> {
   let patched: ClusterSet;
   try {
     patched = (await custom.patchNamespacedCustomObject({ ...ref, body: step.patch ?? [] })) as ClusterSet;
@@ -223,7 +222,7 @@ async function removeLeader(custom: CustomObjectsApi, ref: ClusterSetRef, step: 
 }
 
 /** The member's announce, when the agent could not withdraw it: only if it is this member's in this ClusterSet, under its uid. */
-async function withdrawAnnounce(api: CustomObjectsApi, target: LeaveTarget, clusterSetName: string, did: (line: string) => void): Promise<void> {
+async function withdrawAnnounce(api: CustomApi, target: LeaveTarget, clusterSetName: string, did: (line: string) => void): Promise<void> {
   const announce = {
     group: MEMBER_CLUSTER_ANNOUNCE.group, version: MEMBER_CLUSTER_ANNOUNCE.version, plural: MEMBER_CLUSTER_ANNOUNCE.plural,
     namespace: target.leaderNamespace, name: mcaName(target.clusterID),

@@ -3,7 +3,8 @@
 // the scheduler could not place. `status` lists these among what needs attention, and `join`
 // shows them while it waits for Ready, instead of a bare "is the agent running?". Only what
 // the Pod itself says is wrong is reported: no Pods at all is normal where nothing runs them.
-import { CoreV1Api, type KubeConfig, type V1ContainerStatus, type V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { apisOf } from '../../common/kube/typed-api.js';
 import { httpStatus } from '../../common/kube/errors.js';
 
 /** The chart's labels (templates/_helpers.tpl); `leader run`'s Pods add component=leader. */
@@ -56,7 +57,7 @@ export function agentPodProblem(pod: V1Pod): string | undefined {
  * Not allowed to list Pods, or none: nothing to say (the caller still has its other signals).
  */
 export async function readAgentPodProblems(kc: KubeConfig, selector: string, namespace: string | undefined): Promise<string[]> {
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = apisOf(kc, 'member').core;
   try {
     const pods = namespace === undefined
       ? await core.listPodForAllNamespaces({ labelSelector: selector })

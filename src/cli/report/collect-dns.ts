@@ -2,7 +2,8 @@
 // and the image of kube-system/coredns, and whether its ServiceAccount may list ServiceImports
 // (a SubjectAccessReview: asks, changes nothing). Each read that fails becomes the reason for an
 // "unknown", never an error of the command.
-import { AppsV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apisOf } from '../../common/kube/typed-api.js';
 import { describeError, httpStatus } from '../../common/kube/errors.js';
 import { COREDNS_NAME, COREDNS_NAMESPACE, COREFILE_KEY } from '../dns/configure.js';
 import type { ClustersetDNSInput, Read } from './dns.js';
@@ -22,11 +23,11 @@ async function read<T>(what: string, fn: () => Promise<T | undefined>, missing: 
 export async function collectClustersetDNS(kc: KubeConfig): Promise<ClustersetDNSInput> {
   const ref = `${COREDNS_NAMESPACE}/${COREDNS_NAME}`;
   const [corefile, image, serviceImportAccess] = await Promise.all([
-    read(`ConfigMap ${ref}`, async () => (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).data?.[COREFILE_KEY],
+    read(`ConfigMap ${ref}`, async () => (await apisOf(kc, 'status').core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).data?.[COREFILE_KEY],
       `no ConfigMap ${ref} with a ${COREFILE_KEY}: this member's DNS is not CoreDNS configured the usual way`),
-    read(`Deployment ${ref}`, async () => (await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).spec?.template.spec?.containers[0]?.image,
+    read(`Deployment ${ref}`, async () => (await apisOf(kc, 'status').apps.readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).spec?.template.spec?.containers[0]?.image,
       `no Deployment ${ref}: the CoreDNS version is not known`),
-    read('SubjectAccessReviews (create)', async () => (await kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: {
+    read('SubjectAccessReviews (create)', async () => (await apisOf(kc, 'status').authorization.createSubjectAccessReview({ body: { spec: {
       user: `system:serviceaccount:${COREDNS_NAMESPACE}:${COREDNS_NAME}`,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${COREDNS_NAMESPACE}`, 'system:authenticated'],
       resourceAttributes: { group: 'multicluster.x-k8s.io', resource: 'serviceimports', verb: 'list' },

@@ -2,7 +2,8 @@
 // ClusterSet, the objects that explain it. Read-only: list and get, nothing else, so any
 // kubeconfig that may read those kinds can run it (never a token printed: only the `exp`
 // claim of a member's token is read, in model.ts).
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apisOf, type CoreApi, type CustomApi } from '../../common/kube/typed-api.js';
 import type { KubeList, KubeObject, ResourceDescriptor } from '../../common/api/meta.js';
 import { SERVICE_EXPORT, SERVICE_EXPORT_V1ALPHA1, type ServiceExport } from '../../common/api/mcs.js';
 import {
@@ -34,7 +35,7 @@ export interface CollectOptions {
 /** Why `status` could not read what it needs: shown as the command's error (exit 1). */
 export class StatusReadError extends Error {}
 
-async function list<T extends KubeObject>(api: CustomObjectsApi, d: ResourceDescriptor, namespace: string | undefined): Promise<T[]> {
+async function list<T extends KubeObject>(api: CustomApi, d: ResourceDescriptor, namespace: string | undefined): Promise<T[]> {
   const base = { group: d.group, version: d.version, plural: d.plural };
   const res = (namespace === undefined
     ? await api.listClusterCustomObject(base)
@@ -44,7 +45,7 @@ async function list<T extends KubeObject>(api: CustomObjectsApi, d: ResourceDesc
 }
 
 /** A list that is empty, not an error, when the kind is not installed in this cluster (404). */
-async function listIfServed<T extends KubeObject>(api: CustomObjectsApi, d: ResourceDescriptor, namespace: string | undefined): Promise<T[]> {
+async function listIfServed<T extends KubeObject>(api: CustomApi, d: ResourceDescriptor, namespace: string | undefined): Promise<T[]> {
   try {
     return await list<T>(api, d, namespace);
   } catch (err) {
@@ -54,7 +55,7 @@ async function listIfServed<T extends KubeObject>(api: CustomObjectsApi, d: Reso
 }
 
 /** ServiceExports in v1beta1, or v1alpha1 where only that is served (Antrea's member CRDs, older clusters). */
-async function serviceExportsIfServed(api: CustomObjectsApi): Promise<ServiceExport[]> {
+async function serviceExportsIfServed(api: CustomApi): Promise<ServiceExport[]> {
   try {
     return await list<ServiceExport>(api, SERVICE_EXPORT, undefined);
   } catch (err) {
@@ -63,20 +64,20 @@ async function serviceExportsIfServed(api: CustomObjectsApi): Promise<ServiceExp
   return listIfServed<ServiceExport>(api, SERVICE_EXPORT_V1ALPHA1, undefined);
 }
 
-async function clusterSetEvents(core: CoreV1Api, cs: ClusterSet): Promise<EventInput[]> {
+async function clusterSetEvents(core: CoreApi, cs: ClusterSet): Promise<EventInput[]> {
   const namespace = cs.metadata?.namespace ?? '';
   const res = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${CLUSTERSET.kind},involvedObject.name=${cs.metadata?.name ?? ''}` });
   return res.items;
 }
 
 /** The token of each leader's Secret beyond the first, by Secret name (several leaders). */
-async function leaderTokens(core: CoreV1Api, cs: ClusterSet): Promise<NonNullable<MemberInput['leaderTokens']>> {
+async function leaderTokens(core: CoreApi, cs: ClusterSet): Promise<NonNullable<MemberInput['leaderTokens']>> {
   const listed = (cs.spec?.leaders ?? []).filter((l) => (l.server ?? '') !== '');
   if (listed.length < 2) return {};
   return Object.fromEntries(await Promise.all(listed.slice(1).map(async (l) => [l.secret ?? '', await memberToken(core, cs, l.secret ?? '')] as const)));
 }
 
-async function memberToken(core: CoreV1Api, cs: ClusterSet, secret = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '')?.secret ?? ''): Promise<MemberInput['token']> {
+async function memberToken(core: CoreApi, cs: ClusterSet, secret = (cs.spec?.leaders ?? []).find((l) => (l.server ?? '') !== '')?.secret ?? ''): Promise<MemberInput['token']> {
   const namespace = cs.metadata?.namespace ?? '';
   if (secret === '') return { problem: 'the ClusterSet names no Secret' };
   try {
@@ -94,8 +95,7 @@ async function memberToken(core: CoreV1Api, cs: ClusterSet, secret = (cs.spec?.l
 
 /** Every ClusterSet the options select, as reports, sorted by namespace and name. */
 export async function collectReports(kc: KubeConfig, options: CollectOptions = {}): Promise<ClusterSetReport[]> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  const { custom, core } = apisOf(kc, 'status');
   const nowMs = options.nowMs ?? Date.now();
   const stale = options.staleAfterSeconds === undefined ? {} : { staleAfterSeconds: options.staleAfterSeconds };
   let clusterSets: ClusterSet[];

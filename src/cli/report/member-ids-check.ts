@@ -3,7 +3,8 @@
 // image, say) the ConfigMap is missing, or stale after new members joined, and the policies
 // deny those members' announces, which the members see as AdmissionDenied. Pure; the reads are
 // readMemberIds' (only where the chart's announce policy is bound, so an Antrea leader is left alone).
-import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apisOf } from '../../common/kube/typed-api.js';
 import { CLUSTER_ID_ANNOTATION } from '../../common/api/names.js';
 import { httpStatus } from '../../common/kube/errors.js';
 
@@ -40,10 +41,10 @@ export function announcePolicyBindingName(leaderNamespace: string): string {
  * bound there (its paramRef names the ConfigMap); none when it is not, or cannot be read.
  */
 export async function readMemberIdsProblems(kc: KubeConfig, leaderNamespace: string): Promise<string[]> {
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = apisOf(kc, 'status (leader)').core;
   let configMapName: string | undefined;
   try {
-    const binding = await kc.makeApiClient(AdmissionregistrationV1Api).readValidatingAdmissionPolicyBinding({ name: announcePolicyBindingName(leaderNamespace) });
+    const binding = await apisOf(kc, 'status (leader)').admission.readValidatingAdmissionPolicyBinding({ name: announcePolicyBindingName(leaderNamespace) });
     configMapName = binding.spec.paramRef?.name;
   } catch (err) {
     const status = httpStatus(err);

@@ -25,22 +25,17 @@
 // leaseDuration − renewDeadline (5 s by default; NTP-synced nodes agree to milliseconds). A
 // Lease without a renewTime (written by some other tool) falls back to client-go's rule.
 //
-// MicroTime (checked against @kubernetes/client-node 2.0.1 and a real kube-apiserver):
-// `spec.renewTime`/`acquireTime` are typed `V1MicroTime`, a `Date` subclass whose toISOString
-// prints six fractional digits. The generated serializer has no entry for that type and passes
-// the value through, so JSON.stringify calls its toISOString: a `V1MicroTime` is accepted, a
-// plain `Date` (three digits) is rejected with `cannot parse ".123Z" as ".000000"`. Reading a
-// Lease returns these fields as *strings* (`2026-01-02T03:04:05.123456Z`) despite the typing.
-// Both are handled in `kubeLeaseClient` below, and only there.
+// MicroTime (checked against a real kube-apiserver): `spec.renewTime`/`acquireTime` are
+// MicroTimes, which the API server parses with exactly six fractional digits: JSON.stringify's
+// three (a plain `Date`) are rejected with `cannot parse ".123Z" as ".000000"`. They are written
+// by `microTime` below, and read back as strings (`2026-01-02T03:04:05.123456Z`).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  CoordinationV1Api, Observable, V1MicroTime, type KubeConfig, type ObservableMiddleware, type RequestContext, type ResponseContext,
-  type V1Lease, type V1LeaseSpec, type V1ObjectMeta,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1Lease, V1LeaseSpec, V1ObjectMeta } from '@kubernetes/client-node';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
-import { apiClient } from '../kube/shared-connections.js';
+import { createJsonClient } from '../kube/json-client.js';
+import { UnexpectedResponseError } from '../kube/rest-client.js';
 import { parseTimestamp } from '../kube/time.js';
 
 /** The election state stored in a Lease's spec, with times as epoch milliseconds. */
@@ -393,7 +388,7 @@ export class LeaseElector {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The real Lease, through CoordinationV1Api.
+// The real Lease, through the plain-JSON client.
 
 function toRecord(lease: V1Lease): LeaseRecord {
   const spec = lease.spec ?? {};
@@ -413,31 +408,31 @@ function toSpec(record: LeaseRecord): V1LeaseSpec {
   return {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
-    // V1MicroTime, not Date: see the MicroTime note at the top of this file.
-    ...(record.acquireTime !== undefined && { acquireTime: new V1MicroTime(record.acquireTime) }),
-    ...(record.renewTime !== undefined && { renewTime: new V1MicroTime(record.renewTime) }),
+    // Six fractional digits: see the MicroTime note at the top of this file. (The spec's type
+    // says Date; JSON.stringify writes a string as it is.)
+    ...(record.acquireTime !== undefined && { acquireTime: microTime(record.acquireTime) as unknown as Date }),
+    ...(record.renewTime !== undefined && { renewTime: microTime(record.renewTime) as unknown as Date }),
     leaseTransitions: record.leaseTransitions,
   };
 }
 
-function signalMiddleware(signal: AbortSignal): ObservableMiddleware {
-  return {
-    pre: (ctx: RequestContext) => {
-      ctx.setSignal(signal);
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-  };
+/** `ms` as a MicroTime: RFC 3339 with six fractional digits (the last three are zeros). */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '000Z');
 }
 
 /** A LeaseClient for the Lease `name` in `namespace`. Needs get/create/update on leases there. */
 export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string): LeaseClient {
-  const api = apiClient(kc, CoordinationV1Api);
-  const options = (signal: AbortSignal) => ({ middleware: [signalMiddleware(signal)], middlewareMergeStrategy: 'append' as const });
+  const client = createJsonClient(kc, { who: 'election' });
+  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  const path = `${collection}/${encodeURIComponent(name)}`;
   // The full objects we read or wrote, so a replace keeps labels, annotations and the
   // spec fields this elector does not manage (preferredHolder, strategy).
   const objects = new WeakMap<ObservedLease, V1Lease>();
-  const observed = (lease: V1Lease): ObservedLease => {
+  const observed = (answer: Record<string, unknown>, where: string): ObservedLease => {
+    // Distrust the network: anything but a Lease is a failed request, never an election state.
+    if (answer['kind'] !== 'Lease') throw new UnexpectedResponseError(200, 'application/json', `expected kind Lease, got ${JSON.stringify(answer['kind'] ?? null)}`, '', where);
+    const lease = answer as V1Lease;
     const result = { record: toRecord(lease), resourceVersion: lease.metadata?.resourceVersion ?? '' };
     objects.set(result, lease);
     return result;
@@ -446,7 +441,7 @@ export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string)
     description: `${namespace}/${name}`,
     async get(signal) {
       try {
-        return observed(await api.readNamespacedLease({ name, namespace }, options(signal)));
+        return observed(await client.request('GET', path, { signal }), `GET ${path}`);
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
@@ -454,15 +449,14 @@ export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string)
     },
     async create(record, signal) {
       const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(record) };
-      return observed(await api.createNamespacedLease({ namespace, body }, options(signal)));
+      return observed(await client.request('POST', collection, { body, signal }), `POST ${collection}`);
     },
     async update(current, record, signal) {
       const previous = objects.get(current);
-      // Responses are class instances (V1ObjectMeta, V1LeaseSpec): copied field by field.
       const metadata: V1ObjectMeta = Object.assign({}, previous?.metadata, { name, namespace, resourceVersion: current.resourceVersion });
       const spec: V1LeaseSpec = Object.assign({}, previous?.spec, toSpec(record));
       const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec };
-      return observed(await api.replaceNamespacedLease({ name, namespace, body }, options(signal)));
+      return observed(await client.request('PUT', path, { body, signal }), `PUT ${path}`);
     },
   };
 }

@@ -1,7 +1,7 @@
 // The two API calls that put Events on the API server. Behind an interface so the sender can be
 // tested without an API server.
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import { apiClient } from '../kube/shared-connections.js';
+import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import { apisOf } from '../kube/typed-api.js';
 
 /** What a PATCH of an existing Event sets (client-go's patch carries the same three fields). */
 export interface EventUpdate {
@@ -16,8 +16,8 @@ export interface EventSink {
   patch(namespace: string, name: string, update: EventUpdate): Promise<unknown>;
 }
 
-export function kubeSink(kc: KubeConfig): EventSink {
-  const core = apiClient(kc, CoreV1Api);
+export function kubeSink(kc: KubeConfig, who: string): EventSink {
+  const { core } = apisOf(kc, who);
   return {
     create: (namespace, body) => core.createNamespacedEvent({ namespace, body }),
     patch: (namespace, name, update) => core.patchNamespacedEvent({

@@ -61,7 +61,7 @@ export async function flushThenStop(events: BufferedEventRecorder, timeoutMs = 2
 }
 
 export interface EventRecorderOptions {
-  /** @default CoreV1Api from the KubeConfig */
+  /** @default Events through the KubeConfig's API server (typed-api.ts) */
   readonly sink?: EventSink;
   /** @default systemClock */
   readonly clock?: Clock;
@@ -104,7 +104,7 @@ class CorrelatingEventRecorder implements BufferedEventRecorder {
   #droppedStopped = 0;
 
   constructor(kc: KubeConfig, logger: EventLogger, component: string, options: EventRecorderOptions) {
-    const sink = options.sink ?? kubeSink(kc);
+    const sink = options.sink ?? kubeSink(kc, component);
     this.#logger = logger;
     this.#clock = options.clock ?? systemClock;
     const windowMs = positiveInteger('windowMs', options.windowMs ?? 10 * 60_000);

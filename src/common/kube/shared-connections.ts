@@ -1,4 +1,4 @@
-// Connection reuse and the client budget for client-node's API clients, through client-node's
+// Connection reuse and the client budget for the agents' requests, through client-node's
 // public API only. @kubernetes/client-node 2.0.1 authenticates each request with
 // `KubeConfig.applySecurityAuthentication`, which builds a new undici Agent every time, so every
 // request and every watch to the member API server paid a TCP and TLS handshake: 6,049
@@ -8,12 +8,10 @@
 // undici connect options with the public `createDispatcherOptions`, and gives the request the
 // one keep-alive Agent of that server and TLS identity, counting the connections it opens. Every
 // request and watch start through it takes a token of the client budget (client-budget.ts)
-// before it is sent. API clients built with {@link apiClient} and the project's JSON client
-// (json-client.ts) authenticate this way; nothing of client-node is patched.
+// before it is sent. The project's JSON client (json-client.ts, and typed-api.ts over it)
+// authenticates this way; nothing of client-node is patched.
 import type https from 'node:https';
-import {
-  createConfiguration, ServerConfiguration, type ApiConstructor, type ApiType, type KubeConfig, type RequestContext, type SecurityAuthentication,
-} from '@kubernetes/client-node';
+import type { KubeConfig, RequestContext, SecurityAuthentication } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientBudget } from './client-budget.js';
 import { H2_PING_INTERVAL_MS } from './https-agent-pool.js';
@@ -109,8 +107,7 @@ export class SharedConnections implements SecurityAuthentication {
 const shared = new WeakMap<KubeConfig, SharedConnections>();
 
 /**
- * Makes requests through `kc` reuse connections: those of {@link apiClient} and of the JSON
- * client share one keep-alive undici Agent per server and TLS material, and take tokens from
+ * Makes requests through `kc` reuse connections: the JSON client's share one keep-alive undici Agent per server and TLS material, and take tokens from
  * `budget`. Idempotent: later calls return the first call's stats and keep its budget.
  */
 export function shareConnections(kc: KubeConfig, budget?: ClientBudget): ConnectionStats {
@@ -125,23 +122,4 @@ export function shareConnections(kc: KubeConfig, budget?: ClientBudget): Connect
 /** How requests to `kc`'s cluster authenticate: with shared connections once {@link shareConnections} was called, else as client-node does. */
 export function authenticationOf(kc: KubeConfig): SecurityAuthentication {
   return shared.get(kc) ?? kc;
-}
-
-const userAgent = {
-  pre: (context: RequestContext) => {
-    context.setHeaderParam('User-Agent', 'clusterset-agent');
-    return Promise.resolve(context);
-  },
-  post: <T>(response: T) => Promise.resolve(response),
-};
-
-/** `kc.makeApiClient(type)`, authenticated by {@link authenticationOf}. */
-export function apiClient<T extends ApiType>(kc: KubeConfig, type: ApiConstructor<T>): T {
-  const connections = shared.get(kc);
-  if (connections === undefined) return kc.makeApiClient(type);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  return new type(createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: connections }, promiseMiddleware: [userAgent],
-  }));
 }
