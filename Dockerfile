@@ -35,7 +35,7 @@ RUN --mount=type=secret,id=build-ca,target=/run/secrets/build-ca \
  && npm ci --ignore-scripts \
  && test ! -e node_modules/node/bin/node
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.mjs scripts/builtins-through-require.mjs scripts/cron-utc-without-icu.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/builtins-through-require.mjs scripts/cron-utc-without-icu.mjs scripts/slim-dependencies.mjs ./scripts/
 COPY src ./src
 COPY bin ./bin
 # tsc, then one bundle of the CLI and its dependencies (scripts/bundle.mjs): the runtime stage

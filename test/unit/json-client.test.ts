@@ -88,6 +88,10 @@ describe('createJsonClient', () => {
     assert.match(String(slow), /join \(leader\) GET \/apis\/x\/v1\/things did not complete within 50 ms/);
   });
 
+  it('refuses a kubeconfig without a current cluster at once, which no retry would mend', () => {
+    assert.throws(() => createJsonClient(new KubeConfig(), { who: 'leader' }), /^Error: leader: the kubeconfig has no current cluster/);
+  });
+
   it('sends a PATCH as a JSON patch, and ends a request when its signal aborts', async () => {
     reply(200, { kind: 'Event', metadata: { name: 'e' } });
     await createJsonClient(kc, { who: 'member' }).request('PATCH', '/api/v1/namespaces/ns/events/e', { body: [{ op: 'replace', path: '/count', value: 2 }] });

@@ -157,6 +157,9 @@ function endpointOf(server: string): { readonly origin: string; readonly prefix:
  */
 export function createJsonClient(kc: KubeConfig, options: JsonClientOptions): JsonClient {
   const { who, timeoutMs = 60_000, now = () => performance.now(), answers = 'objects' } = options;
+  // A kubeconfig without a cluster is a mistake no retry mends: the agent fails at its start
+  // with the reason (exit 1), not with every request it would send.
+  if (!kc.getCurrentCluster()) throw new Error(`${who}: the kubeconfig has no current cluster (check its current-context, or --kubeconfig)`);
   const accept = ACCEPT[answers];
   let cached: { readonly auth: Promise<Authorization>; readonly at: number } | undefined;
   const currentAuth = (): Promise<Authorization> => {
