@@ -21,6 +21,10 @@
 //    dispatchers, `request` and the global dispatcher as undici's index does, and a `fetch`
 //    that fails with the reason if anything ever calls it.
 //
+// 3. client-node's Watch (dist/watch.js, with node:readline), which ListWatch's module reaches
+//    only through informer.js for its event names ('add', 'update', ...): cache.js is given
+//    those names alone, read from informer.js (the build fails if they are not there).
+//
 // scripts/bundle.mjs checks afterwards that no generated API, model or fetch implementation
 // is in the bundle.
 import { readFileSync } from 'node:fs';
@@ -114,6 +118,19 @@ export const slimDependencies = {
     build.onLoad({ filter: /.*/, namespace: 'csa-client-node-gen' }, (args) => ({
       contents: GEN_WITHOUT_MODELS, loader: 'js', resolveDir: path.dirname(args.path),
     }));
+    // cache.js takes only the event names from informer.js, whose makeInformer brings in
+    // client-node's Watch (its own fetch-based watch, and node:readline): the names alone.
+    build.onResolve({ filter: /^\.\/informer\.js$/ }, (args) =>
+      (CLIENT_NODE_CACHE.test(args.importer) ? { path: path.join(path.dirname(args.importer), 'informer.js'), namespace: 'csa-informer-events' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'csa-informer-events' }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const names = [...source.matchAll(/^export const (\w+) = '(\w+)';$/gm)].map(([, name, value]) => ({ name, value }));
+      const expected = ['ADD', 'UPDATE', 'CHANGE', 'DELETE', 'CONNECT', 'ERROR'];
+      if (expected.some((name) => !names.some((n) => n.name === name))) {
+        throw new Error(`client-node's informer.js no longer exports the event names ${expected.join(', ')} as string constants: see scripts/slim-dependencies.mjs`);
+      }
+      return { contents: names.map(({ name, value }) => `export const ${name} = '${value}';`).join('\n'), loader: 'js' };
+    });
     build.onLoad({ filter: CLIENT_NODE_CACHE }, (args) => {
       const source = readFileSync(args.path, 'utf8');
       const uses = source.match(/ObjectSerializer\.\w+\([^)]*\)/g) ?? [];
@@ -129,6 +146,8 @@ export const slimDependencies = {
 /** Inputs that must not be in the bundle: they would mean a stand-in above stopped applying, or a generated API came back. */
 export const LEFT_OUT = [
   /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/](models|types)[\\/]/,
+  // client-node's own Watch (the agents watch through json-client.ts).
+  /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]watch\.js$/,
   // The generated API classes; their exception and base classes are small and shared.
   /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]gen[\\/]apis[\\/](?!exception\.js$|baseapi\.js$)/,
   // fetch itself, WebSocket, caches, cookies, EventSource, mocks (the dispatchers use a few of lib/web's helpers).

@@ -1,6 +1,7 @@
 // What the bundle takes from client-node and undici (scripts/slim-dependencies.mjs): none of
 // client-node's generated APIs and models, nor undici's fetch, and what the agents use still
-// works bundled: KubeConfig, ListWatch with its selectors, undici's Agent and request.
+// works bundled: KubeConfig, ListWatch with its selectors and its events, undici's Agent and
+// request.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,13 +32,17 @@ kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }]
 const opts = {};
 await kc.applyToHTTPSOptions(opts);
 let watched;
-const watch = { watch: async (path, query) => { watched = { path, query }; return { abort() {} }; } };
+let send;
+const watch = { watch: async (path, query, callback) => { watched = { path, query }; send = callback; return { abort() {} }; } };
 const informer = new ListWatch('/api/v1/configmaps', watch, async () => ({ metadata: { resourceVersion: '1' }, items: [] }), false, 'a=b,c!=d', 'metadata.name=x');
+const added = [];
+informer.on('add', (obj) => { added.push(obj.metadata.name); });
 await informer.start();
+send('ADDED', { metadata: { name: 'cm', namespace: 'ns', resourceVersion: '2' } });
 const fetched = await fetch(origin).then(() => 'answered', (err) => String(err));
 console.log(JSON.stringify({
   status: answer.statusCode, body: await answer.body.text(), other: await viaDispatcher.body.text(),
-  server: kc.getCurrentCluster().server, token: opts.headers?.Authorization, watched, fetched,
+  server: kc.getCurrentCluster().server, token: opts.headers?.Authorization, watched, added, cached: informer.list().map((o) => o.metadata.name), fetched,
 }));
 await informer.stop();
 await agent.close();
@@ -64,6 +69,7 @@ void describe('client-node and undici in the bundle', () => {
     assert.deepEqual(JSON.parse(stdout), {
       status: 200, body: 'hello /x?y=1', other: 'hello /z', server: 'https://127.0.0.1:6443', token: 'Bearer t',
       watched: { path: '/api/v1/configmaps', query: { resourceVersion: '1', labelSelector: 'a=b,c!=d', fieldSelector: 'metadata.name=x' } },
+      added: ['cm'], cached: ['cm'],
       fetched: "Error: undici's fetch is not in this bundle (scripts/slim-dependencies.mjs): the agent sends its requests with undici's request",
     });
   });
