@@ -88,6 +88,18 @@ describe('createJsonClient', () => {
     assert.match(String(slow), /join \(leader\) GET \/apis\/x\/v1\/things did not complete within 50 ms/);
   });
 
+  it("fails a 2xx answer its caller's expectation refuses, with the status and a snippet", async () => {
+    reply(201, { kind: 'Status', status: 'Success' });
+    const err = await createJsonClient(kc, { who: 'member' }).request('POST', '/api/v1/namespaces/ns/secrets', {
+      body: {}, expect: (answer) => (answer['kind'] === 'Secret' ? undefined : `expected kind Secret, got ${JSON.stringify(answer['kind'])}`),
+    }).catch((e: unknown) => e);
+    assert.ok(err instanceof UnexpectedResponseError);
+    assert.equal(err.statusCode, 201);
+    assert.match(err.message, /^member POST \/api\/v1\/namespaces\/ns\/secrets answered 201 .*expected kind Secret, got "Status"/);
+    reply(201, { kind: 'Secret' });
+    assert.deepEqual(await createJsonClient(kc, { who: 'member' }).request('POST', '/api/v1/namespaces/ns/secrets', { body: {}, expect: () => undefined }), { kind: 'Secret' });
+  });
+
   it('refuses a kubeconfig without a current cluster at once, which no retry would mend', () => {
     assert.throws(() => createJsonClient(new KubeConfig(), { who: 'leader' }), /^Error: leader: the kubeconfig has no current cluster/);
   });

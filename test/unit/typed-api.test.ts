@@ -12,10 +12,14 @@ interface Sent { readonly method: Method; readonly path: string; readonly option
 function recording(answer: (sent: Sent) => Record<string, unknown>): { client: JsonClient; sent: Sent[] } {
   const sent: Sent[] = [];
   const client: JsonClient = {
+    // As the JSON client does: an answer its `expect` finds wrong fails.
     request: <T>(method: Method, path: string, options?: RequestOptions) => {
       const request = { method, path, options };
       sent.push(request);
-      return Promise.resolve(answer(request) as T);
+      const body = answer(request);
+      const problem = options?.expect?.(body);
+      if (problem !== undefined) return Promise.reject(new UnexpectedResponseError(200, 'application/json', problem, '', `member ${method} ${path}`));
+      return Promise.resolve(body as T);
     },
     watch: () => Promise.reject(new Error('no watches here')),
   };
@@ -101,7 +105,7 @@ describe('typed API calls', () => {
     // A DELETE answers the object or a Status, and nothing else.
     await wrong.core.deleteNamespacedSecret({ namespace: 'ns', name: 's' });
     const odd = kubeApis(recording(() => ({ kind: 'ConfigMap' })).client);
-    await assert.rejects(odd.core.deleteNamespacedSecret({ namespace: 'ns', name: 's' }), /expected kind Secret, got "ConfigMap"/);
+    await assert.rejects(odd.core.deleteNamespacedSecret({ namespace: 'ns', name: 's' }), /expected kind Secret or Status, got "ConfigMap"/);
   });
 
   it('refuse a request without the path parts it needs, before sending anything', async () => {

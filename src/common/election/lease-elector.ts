@@ -35,7 +35,6 @@ import type { KubeConfig, V1Lease, V1LeaseSpec, V1ObjectMeta } from '@kubernetes
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
 import { createJsonClient } from '../kube/json-client.js';
-import { UnexpectedResponseError } from '../kube/rest-client.js';
 import { parseTimestamp } from '../kube/time.js';
 
 /** The election state stored in a Lease's spec, with times as epoch milliseconds. */
@@ -429,10 +428,9 @@ export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string)
   // The full objects we read or wrote, so a replace keeps labels, annotations and the
   // spec fields this elector does not manage (preferredHolder, strategy).
   const objects = new WeakMap<ObservedLease, V1Lease>();
-  const observed = (answer: Record<string, unknown>, where: string): ObservedLease => {
-    // Distrust the network: anything but a Lease is a failed request, never an election state.
-    if (answer['kind'] !== 'Lease') throw new UnexpectedResponseError(200, 'application/json', `expected kind Lease, got ${JSON.stringify(answer['kind'] ?? null)}`, '', where);
-    const lease = answer as V1Lease;
+  // Distrust the network: anything but a Lease is a failed request, never an election state.
+  const expect = (answer: Record<string, unknown>) => (answer['kind'] === 'Lease' ? undefined : `expected kind Lease, got ${JSON.stringify(answer['kind'] ?? null)}`);
+  const observed = (lease: V1Lease): ObservedLease => {
     const result = { record: toRecord(lease), resourceVersion: lease.metadata?.resourceVersion ?? '' };
     objects.set(result, lease);
     return result;
@@ -441,7 +439,7 @@ export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string)
     description: `${namespace}/${name}`,
     async get(signal) {
       try {
-        return observed(await client.request('GET', path, { signal }), `GET ${path}`);
+        return observed(await client.request('GET', path, { signal, expect }));
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
@@ -449,14 +447,14 @@ export function kubeLeaseClient(kc: KubeConfig, namespace: string, name: string)
     },
     async create(record, signal) {
       const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec: toSpec(record) };
-      return observed(await client.request('POST', collection, { body, signal }), `POST ${collection}`);
+      return observed(await client.request('POST', collection, { body, signal, expect }));
     },
     async update(current, record, signal) {
       const previous = objects.get(current);
       const metadata: V1ObjectMeta = Object.assign({}, previous?.metadata, { name, namespace, resourceVersion: current.resourceVersion });
       const spec: V1LeaseSpec = Object.assign({}, previous?.spec, toSpec(record));
       const body: V1Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec };
-      return observed(await client.request('PUT', path, { body, signal }), `PUT ${path}`);
+      return observed(await client.request('PUT', path, { body, signal, expect }));
     },
   };
 }

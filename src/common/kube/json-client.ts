@@ -29,6 +29,8 @@ export interface RequestOptions {
   readonly body?: unknown;
   /** Ends the request early (besides the client's own deadline). */
   readonly signal?: AbortSignal;
+  /** What is wrong with a 2xx answer (e.g. `expected kind Secret, got "Status"`), or undefined: it then fails like any answer no API server would send. */
+  readonly expect?: (answer: Json) => string | undefined;
 }
 
 export interface JsonClient extends WatchLike {
@@ -233,6 +235,8 @@ export function createJsonClient(kc: KubeConfig, options: JsonClientOptions): Js
       if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippetOf(text, bearerOf(headers)), where);
       const body = parseObject(text);
       if (body === undefined) throw new UnexpectedResponseError(status, contentType, 'expected a JSON object', snippetOf(text, bearerOf(headers)), where);
+      const problem = options.expect?.(body);
+      if (problem !== undefined) throw new UnexpectedResponseError(status, contentType, problem, snippetOf(text, bearerOf(headers)), where);
       return body as T;
     },
   };

@@ -22,7 +22,7 @@ import type {
 } from '@kubernetes/client-node';
 import { isRecord, type Json } from './json.js';
 import { createJsonClient, type JsonClient, type Method } from './json-client.js';
-import { UnexpectedResponseError, type Query } from './rest-client.js';
+import type { Query } from './rest-client.js';
 
 export type CoreApi = Pick<CoreV1Api,
   | 'readNamespace' | 'listNamespace'
@@ -100,35 +100,37 @@ function objectPath(resource: Resource, params: Params, sub = ''): string {
   return `${collectionPath(resource, params)}/${segment(params['name'], 'name')}${sub}`;
 }
 
-/** The answer, if it is of `kind`; kind-less answers (a DELETE's Status is checked below) fail. */
-function ofKind(answer: Json, kind: string, where: string): Json {
-  if (answer['kind'] === kind) return answer;
-  throw new UnexpectedResponseError(200, 'application/json', `expected kind ${kind}, got ${JSON.stringify(answer['kind'] ?? null)}`, '', where);
+/** An answer of `kinds`, or what it is instead. */
+function ofKind(...kinds: string[]): (answer: Json) => string | undefined {
+  return (answer) => (kinds.includes(answer['kind'] as string) ? undefined : `expected kind ${kinds.join(' or ')}, got ${JSON.stringify(answer['kind'] ?? null)}`);
 }
 
-/** Sends `method` to the path `pathOf` gives (a missing name or namespace rejects, before any request). */
-async function send(client: JsonClient, method: Method, pathOf: () => string, params: Params, kind: string | undefined): Promise<Json> {
-  const path = pathOf();
+/** A list answer must have its items, whatever its kind (custom objects: their callers know the kinds). */
+function listed(answer: Json): string | undefined {
+  return Array.isArray(answer['items']) && answer['items'].every(isRecord) ? undefined : 'expected a list with items';
+}
+
+/**
+ * Sends `method` to the path `pathOf` gives (a missing name or namespace rejects, before any
+ * request); an answer `expect` finds wrong fails, with its status and a snippet (json-client.ts).
+ */
+async function send(client: JsonClient, method: Method, pathOf: () => string, params: Params, expect: ((answer: Json) => string | undefined) | undefined): Promise<Json> {
   const body = params['body'];
-  const answer = await client.request<Json>(method, path, { query: queryOf(params), ...(body !== undefined && { body }) });
-  return kind === undefined ? answer : ofKind(answer, kind, `${method} ${path}`);
+  return client.request<Json>(method, pathOf(), { query: queryOf(params), ...(body !== undefined && { body }), ...(expect !== undefined && { expect }) });
 }
 
 /** The calls on one resource, named as client-node names them (`read` + `Namespaced` + `Secret`, ...). */
 function calls(client: JsonClient, resource: Resource) {
   const { kind } = resource;
   return {
-    read: (params: Params = {}) => send(client, 'GET', () => objectPath(resource, params), params, kind),
-    list: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params), params, `${kind}List`),
-    listAll: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params, true), params, `${kind}List`),
-    create: (params: Params = {}) => send(client, 'POST', () => collectionPath(resource, params), params, kind),
-    replace: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource, params), params, kind),
-    patch: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource, params), params, kind),
-    // The deleted object, or a Status (both kinds are what a DELETE answers).
-    delete: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource, params), params, undefined).then((answer) => {
-      if (answer['kind'] === kind || answer['kind'] === 'Status') return answer;
-      return ofKind(answer, kind, `DELETE ${objectPath(resource, params)}`);
-    }),
+    read: (params: Params = {}) => send(client, 'GET', () => objectPath(resource, params), params, ofKind(kind)),
+    list: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params), params, ofKind(`${kind}List`)),
+    listAll: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params, true), params, ofKind(`${kind}List`)),
+    create: (params: Params = {}) => send(client, 'POST', () => collectionPath(resource, params), params, ofKind(kind)),
+    replace: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource, params), params, ofKind(kind)),
+    patch: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource, params), params, ofKind(kind)),
+    // The deleted object, or a Status: both are what a DELETE answers.
+    delete: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource, params), params, ofKind(kind, 'Status')),
   };
 }
 
@@ -158,7 +160,7 @@ export function coreApi(client: JsonClient): CoreApi {
     createNamespacedServiceAccount: serviceAccounts.create, readNamespacedServiceAccount: serviceAccounts.read,
     deleteNamespacedServiceAccount: serviceAccounts.delete, listNamespacedServiceAccount: serviceAccounts.list,
     createNamespacedServiceAccountToken: (params: Params = {}) =>
-      send(client, 'POST', () => objectPath(core('serviceaccounts', 'ServiceAccount'), params, '/token'), params, 'TokenRequest'),
+      send(client, 'POST', () => objectPath(core('serviceaccounts', 'ServiceAccount'), params, '/token'), params, ofKind('TokenRequest')),
     listNamespacedPod: pods.list, listPodForAllNamespaces: pods.listAll, listServiceForAllNamespaces: services.listAll,
   });
 }
@@ -174,15 +176,9 @@ export function customApi(client: JsonClient): CustomApi {
     replaceNamespacedCustomObjectStatus: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource(params, true), params, '/status'), params, undefined),
     patchNamespacedCustomObject: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource(params, true), params), params, undefined),
     deleteNamespacedCustomObject: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource(params, true), params), params, undefined),
-    listNamespacedCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, true), params), params, undefined).then(listed),
-    listClusterCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, false), params), params, undefined).then(listed),
+    listNamespacedCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, true), params), params, listed),
+    listClusterCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, false), params), params, listed),
   });
-}
-
-/** A list answer must have its items, whatever its kind. */
-function listed(answer: Json): Json {
-  if (Array.isArray(answer['items']) && answer['items'].every(isRecord)) return answer;
-  throw new UnexpectedResponseError(200, 'application/json', 'expected a list with items', '', `a list of ${JSON.stringify(answer['kind'] ?? null)}`);
 }
 
 export function discoveryApi(client: JsonClient): DiscoveryApi {
@@ -228,12 +224,8 @@ export function authorizationApi(client: JsonClient): AuthorizationApi {
 
 /** GET /version: a kind-less object, which must at least say its version. */
 export function versionApi(client: JsonClient): VersionInfoApi {
-  return typed<VersionInfoApi>({
-    getCode: () => client.request<Json>('GET', '/version').then((answer) => {
-      if (typeof answer['gitVersion'] === 'string') return answer;
-      throw new UnexpectedResponseError(200, 'application/json', 'expected version information (gitVersion)', '', 'GET /version');
-    }),
-  });
+  const expect = (answer: Json) => (typeof answer['gitVersion'] === 'string' ? undefined : 'expected version information (gitVersion)');
+  return typed<VersionInfoApi>({ getCode: () => client.request<Json>('GET', '/version', { expect }) });
 }
 
 /** Every group's calls over `client`. */
