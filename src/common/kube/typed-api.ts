@@ -12,9 +12,10 @@
  * despite its `Date` type (times.ts' parseTimestamp reads both), and a list's continue token is
  * `metadata.continue` (paginate.ts reads both spellings).
  *
- * Each answer must be of the kind asked for (the list's kind for a list), or the call fails with
- * an UnexpectedResponseError: a proxy or a wrong server answering with some other object is a
- * failure, never a success. Custom objects are checked by their callers, who know their kinds.
+ * Each answer must be of the kind asked for (the list's kind for a list; a DELETE's object or a
+ * Status), or the call fails with an UnexpectedResponseError naming the request: a proxy or a
+ * wrong server answering with some other object is a failure, never a success. A custom
+ * object's kind is checked by its caller, who knows it; a custom list must have its items.
  */
 import type {
   AdmissionregistrationV1Api, KubeConfig, AppsV1Api, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api,
