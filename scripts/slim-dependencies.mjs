@@ -1,32 +1,34 @@
-// An esbuild plugin of scripts/bundle.mjs: two dependencies bundle only the parts the agents
-// and the CLI can run.
+// An esbuild plugin of scripts/bundle.mjs: client-node and undici bundle only the parts the
+// agents and the CLI can run (3.40 -> 2.48 MiB, once typed-api.ts had taken the generated APIs
+// out of the project's code).
 //
 // V8 keeps a loaded script's whole source for the life of the process (it compiles functions
-// lazily from it), so every byte of the bundle is resident in every agent, used or not.
+// lazily from it), so every byte of the bundle is resident in every agent, used or not. ES
+// modules with side effects are bundled whenever they are imported, used or not, and
+// client-node's generated models have some (their static attribute maps).
 //
-// 1. client-node's model classes (gen/models, 0.44 MiB). Nothing of the project deserializes
-//    through them since typed-api.ts (plain JSON), but client-node's ListWatch (dist/cache.js),
-//    which informer.ts wraps, imports its ObjectSerializer for one thing: to "serialize" its
-//    label and field selectors as the type 'string', which returns the string as it is. That
-//    import is given a stand-in that does exactly that, and so is client-node's YAML helpers'
-//    (dist/yaml.js: loadYaml, dumpYaml), which nothing here calls, and whose module is bundled
-//    only because client-node's index re-exports it. The build fails if cache.js uses the
-//    serializer for anything else; anything else calling the stand-in fails with the reason.
-// 2. undici's fetch, WebSocket, caches, cookies, mocks and interceptors (~0.6 MiB). undici is
-//    CommonJS, so its index pulls in everything it exports whatever is imported. The project
-//    uses its dispatchers (Agent, and ProxyAgent through client-node's KubeConfig) and
-//    `request`; client-node's modules that import `fetch` (Watch, Log, Metrics, Health, the
-//    generated APIs' HTTP library) are bundled, as ES modules are kept for their side effects,
-//    but none of them runs in the agents or the CLI. The stand-in for `undici` exports the
-//    dispatchers, `request` and the global dispatcher as undici's index does, and a `fetch`
-//    that fails with the reason if anything ever calls it.
-//
+// 1. client-node's index. The project's code takes only KubeConfig and ListWatch from it as
+//    values (everything else it imports is a type). Its import of `@kubernetes/client-node`
+//    resolves to a module exporting those two, not to the index, which re-exports every
+//    generated API and model, port-forwarding (ws), `cp` (tar) and more. A value the project
+//    imports from anywhere else in client-node fails this build ("No matching export").
+// 2. client-node's models (gen/models, 0.44 MiB). KubeConfig imports createConfiguration from
+//    gen/index.js, which also re-exports every model: it is given gen/index.js without models
+//    and APIs. ListWatch (dist/cache.js) imports the ObjectSerializer for one thing, to
+//    "serialize" its label and field selectors as the type 'string', which returns the string
+//    as it is: client-node's serializer is given a stand-in that does that and refuses anything
+//    else with the reason. The build fails if cache.js uses the serializer for anything else.
 // 3. client-node's Watch (dist/watch.js, with node:readline), which ListWatch's module reaches
 //    only through informer.js for its event names ('add', 'update', ...): cache.js is given
 //    those names alone, read from informer.js (the build fails if they are not there).
+// 4. undici's fetch, WebSocket, caches, cookies, mocks and interceptors (0.35 MiB). undici is
+//    CommonJS, so its index brings everything it exports whatever is imported. The project
+//    uses its dispatchers (Agent; ProxyAgent through KubeConfig) and `request`. The stand-in
+//    for `undici` exports those, and the global dispatcher, as undici's index does, and a
+//    `fetch` that fails with the reason if anything ever calls it (client-node's modules that
+//    import it are not bundled, or never run here).
 //
-// scripts/bundle.mjs checks afterwards that no generated API, model or fetch implementation
-// is in the bundle.
+// scripts/bundle.mjs checks afterwards that none of these is in the bundle (LEFT_OUT).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
