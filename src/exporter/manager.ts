@@ -23,7 +23,7 @@ import { Exporter, type ExporterLogger } from './exporter.js';
 import type { ExportOutcome } from './resource-export-writer.js';
 import { ExportStatusWriter, type ServiceExportStatusWriter } from './status-writer.js';
 import { endpointSliceCacheEntry, SERVICE_NAME_LABEL, serviceCacheEntry, type CachedEndpointSlice, type CachedService } from './service-export.js';
-import { apisOf, kubeApis, type CustomApi } from '../common/kube/typed-api.js';
+import { kubeApis, type CustomApi, type NetworkingApi } from '../common/kube/typed-api.js';
 import { paged } from '../common/kube/paginate.js';
 
 export interface ExportManagerLogger extends ExporterLogger {
@@ -62,6 +62,8 @@ export class ExportManager {
   private readonly statusKeys = new Map<Exporter, string>();
   private readonly caches: Caches | undefined;
   private readonly objects: CustomApi;
+  /** Reads the cluster's ServiceCIDR once (discoverServiceCIDR), through the manager's one client. */
+  private readonly networking: NetworkingApi;
   private readonly log: ExportManagerLogger;
   private readonly sources: ExportSources;
   /** The one writer of ServiceExport status, aggregating every ClusterSet's judgement. */
@@ -75,8 +77,9 @@ export class ExportManager {
     const serviceExportKind = (options.mcs ?? mcsResources('v1beta1')).serviceExport;
     this.log = options.logger.child({ component: 'exporter' });
     const watch = createJsonClient(kc, { who: 'member' });
-    const { core, custom, discovery } = kubeApis(watch);
+    const { core, custom, discovery, networking } = kubeApis(watch);
     this.objects = custom;
+    this.networking = networking;
     if (options.policy.enabled) {
       const ns = options.agentNamespace;
       this.caches = {
@@ -275,8 +278,7 @@ export class ExportManager {
    */
   private async discoverServiceCIDR(): Promise<void> {
     try {
-      const { networking } = apisOf(this.options.kubeConfig, 'member');
-      const found = await networking.readServiceCIDR({ name: 'kubernetes' });
+      const found = await this.networking.readServiceCIDR({ name: 'kubernetes' });
       const cidr = pickCIDR(found.spec?.cidrs ?? []);
       if (cidr === undefined || this.stopped) return;
       this.serviceCIDR = cidr;

@@ -37,9 +37,10 @@ async function orUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
 
 /** What decides whether and how to edit the member's CoreDNS. */
 export async function readMemberDNS(member: KubeConfig): Promise<MemberDNS> {
+  const { core, apps } = apisOf(member, 'dns (member)');
   const [configMap, deployment] = await Promise.all([
-    orUndefined(() => apisOf(member, 'dns (member)').core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })),
-    orUndefined(() => apisOf(member, 'dns (member)').apps.readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })),
+    orUndefined(() => core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })),
+    orUndefined(() => apps.readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })),
   ]);
   const image = deployment?.spec?.template.spec?.containers.find((c) => c.name === COREDNS_NAME)?.image ?? deployment?.spec?.template.spec?.containers[0]?.image;
   return { configMap, image, version: deployment === undefined ? { ok: undefined, why: `the member has no Deployment ${COREDNS_NAMESPACE}/${COREDNS_NAME}` } : coreDNSVersionVerdict(image) };
@@ -86,7 +87,7 @@ export async function configureMemberDNS(member: KubeConfig, progress: (line: st
   if (refusal !== undefined) throw new Error(refusal);
   const wrote: string[] = [];
   const note = (line: string) => { wrote.push(line); progress(line); };
-  const rbac = apisOf(member, 'dns (member)').rbac;
+  const { rbac, core } = apisOf(member, 'dns (member)');
   const { role, binding } = rbacObjects({ name: COREDNS_NAME, namespace: COREDNS_NAMESPACE });
   if (await orUndefined(() => rbac.readClusterRole({ name: COREDNS_ACCESS_NAME })) === undefined) {
     await rbac.createClusterRole({ body: role });
@@ -99,7 +100,7 @@ export async function configureMemberDNS(member: KubeConfig, progress: (line: st
   const configMap = state.configMap as V1ConfigMap;
   const plan = planCorefilePatch(configMap.data?.[COREFILE_KEY] ?? '');
   if (plan.action === 'write') {
-    await apisOf(member, 'dns (member)').core.replaceNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: withCorefile(configMap, plan.corefile) });
+    await core.replaceNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME, body: withCorefile(configMap, plan.corefile) });
     note(`member: ConfigMap ${COREDNS_NAMESPACE}/${COREDNS_NAME}: the kubernetes plugin serves clusterset.local (CoreDNS ${state.version.ok === true ? state.version.version : '?'} reloads it with its reload plugin)`);
   }
   return wrote;
@@ -109,7 +110,7 @@ export async function configureMemberDNS(member: KubeConfig, progress: (line: st
 export async function unconfigureMemberDNS(member: KubeConfig, progress: (line: string) => void): Promise<string[]> {
   const removed: string[] = [];
   const note = (line: string) => { removed.push(line); progress(line); };
-  const core = apisOf(member, 'dns (member)').core;
+  const { core, rbac } = apisOf(member, 'dns (member)');
   const configMap = await orUndefined(() => core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME }));
   const corefile = configMap?.data?.[COREFILE_KEY];
   if (configMap !== undefined && corefile !== undefined) {
@@ -121,7 +122,6 @@ export async function unconfigureMemberDNS(member: KubeConfig, progress: (line: 
       progress(`member: ConfigMap ${COREDNS_NAMESPACE}/${COREDNS_NAME} serves clusterset.local by someone else's configuration: left as it is`);
     }
   }
-  const rbac = apisOf(member, 'dns (member)').rbac;
   // Read first: a leave on a member join never configured sends no delete at all.
   if (await orUndefined(() => rbac.readClusterRoleBinding({ name: COREDNS_ACCESS_NAME })) !== undefined
     && await orUndefined(() => rbac.deleteClusterRoleBinding({ name: COREDNS_ACCESS_NAME })) !== undefined) note(`member: deleted ClusterRoleBinding ${COREDNS_ACCESS_NAME}`);

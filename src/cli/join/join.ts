@@ -291,7 +291,9 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   // 1. The member's access on the leader, and its token, unless the Secret holds a good one.
   let token: string | undefined;
   let boundSecret: { name: string; uid: string } | undefined;
-  const leaderCore = apisOf(options.leader, 'join (leader)').core;
+  const leaderApis = apisOf(options.leader, 'join (leader)');
+  const memberApis = apisOf(options.member, 'join (member)');
+  const leaderCore = leaderApis.core;
   if (!plan.secretExists || renew !== undefined) {
     if (renew !== undefined) options.progress(`Secret ${options.memberNamespace}/${options.secretName} needs a new token: ${renew}`);
     try {
@@ -320,7 +322,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
     await waitForAccess(options, token);
   }
   // 2. The leader's own ClusterSet, when join was told to create it.
-  const custom = { leader: apisOf(options.leader, 'join (leader)').custom, member: apisOf(options.member, 'join (member)').custom };
+  const custom = { leader: leaderApis.custom, member: memberApis.custom };
   let leaderClusterSetUid = leaderState.clusterSet?.metadata?.uid;
   if (plan.createLeaderClusterSet !== undefined) {
     const created = (await custom.leader.createNamespacedCustomObject({ ...clusterSetRef(options.leaderNamespace), body: plan.createLeaderClusterSet })) as ClusterSet;
@@ -329,7 +331,7 @@ export async function join(options: JoinOptions): Promise<JoinResult> {
   }
   // 3. The member's Secret and ClusterSet.
   if (token !== undefined) {
-    const core = apisOf(options.member, 'join (member)').core;
+    const core = memberApis.core;
     const body = memberSecretManifest(options, options.leaderCaPem, token);
     if (plan.secretExists) {
       // Its labels stay as they were: a Secret join did not create never becomes one leave deletes.

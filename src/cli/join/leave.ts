@@ -120,7 +120,9 @@ async function removeSubject(rbac: RbacApi, step: LeaveStep): Promise<'removed' 
 }
 
 export async function leave(options: LeaveOptions): Promise<LeaveResult> {
-  const custom = apisOf(options.member, 'leave (member)').custom;
+  const memberApis = apisOf(options.member, 'leave (member)');
+  const leaderApis = apisOf(options.leader, 'leave (leader)');
+  const { custom } = memberApis;
   const ref = { ...clusterSetRef(options.memberNamespace), name: options.clusterSet };
   const cs = await orUndefined(async () => (await custom.getNamespacedCustomObject(ref)) as ClusterSet);
   if (cs === undefined) throw new JoinRefused([`the member has no ClusterSet ${options.memberNamespace}/${options.clusterSet}: nothing to leave`]);
@@ -132,7 +134,7 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   const target = leaveTarget(observation);
   if (target.refusals.length > 0) throw new JoinRefused(target.refusals);
   options.progress(`the member's ServiceAccount on the leader is ${target.leaderNamespace}/${target.serviceAccount} (from ${target.serviceAccountFrom})`);
-  const { core: leaderCore, rbac } = apisOf(options.leader, 'leave (leader)');
+  const { core: leaderCore, rbac } = leaderApis;
   const access = {
     serviceAccount: await orUndefined(() => leaderCore.readNamespacedServiceAccount({ namespace: target.leaderNamespace, name: target.serviceAccount })),
     roleBinding: await orUndefined(() => rbac.readNamespacedRoleBinding({ namespace: target.leaderNamespace, name: target.serviceAccount })),
@@ -148,8 +150,8 @@ export async function leave(options: LeaveOptions): Promise<LeaveResult> {
   const removed: string[] = [];
   const kept = [...plan.kept];
   const did = (line: string) => { removed.push(line); options.progress(line); };
-  const core = apisOf(options.member, 'leave (member)').core;
-  const leaderCustom = apisOf(options.leader, 'leave (leader)').custom;
+  const { core } = memberApis;
+  const leaderCustom = leaderApis.custom;
   /** Runs one delete; a 404 is done already, a 409 (uid precondition) means the object was replaced: named, kept. */
   const del = async (step: LeaveStep, run: () => Promise<unknown>, suffix = '') => {
     try {

@@ -22,12 +22,13 @@ async function read<T>(what: string, fn: () => Promise<T | undefined>, missing: 
 
 export async function collectClustersetDNS(kc: KubeConfig): Promise<ClustersetDNSInput> {
   const ref = `${COREDNS_NAMESPACE}/${COREDNS_NAME}`;
+  const { core, apps, authorization } = apisOf(kc, 'status');
   const [corefile, image, serviceImportAccess] = await Promise.all([
-    read(`ConfigMap ${ref}`, async () => (await apisOf(kc, 'status').core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).data?.[COREFILE_KEY],
+    read(`ConfigMap ${ref}`, async () => (await core.readNamespacedConfigMap({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).data?.[COREFILE_KEY],
       `no ConfigMap ${ref} with a ${COREFILE_KEY}: this member's DNS is not CoreDNS configured the usual way`),
-    read(`Deployment ${ref}`, async () => (await apisOf(kc, 'status').apps.readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).spec?.template.spec?.containers[0]?.image,
+    read(`Deployment ${ref}`, async () => (await apps.readNamespacedDeployment({ namespace: COREDNS_NAMESPACE, name: COREDNS_NAME })).spec?.template.spec?.containers[0]?.image,
       `no Deployment ${ref}: the CoreDNS version is not known`),
-    read('SubjectAccessReviews (create)', async () => (await apisOf(kc, 'status').authorization.createSubjectAccessReview({ body: { spec: {
+    read('SubjectAccessReviews (create)', async () => (await authorization.createSubjectAccessReview({ body: { spec: {
       user: `system:serviceaccount:${COREDNS_NAMESPACE}:${COREDNS_NAME}`,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${COREDNS_NAMESPACE}`, 'system:authenticated'],
       resourceAttributes: { group: 'multicluster.x-k8s.io', resource: 'serviceimports', verb: 'list' },

@@ -41,10 +41,10 @@ export function announcePolicyBindingName(leaderNamespace: string): string {
  * bound there (its paramRef names the ConfigMap); none when it is not, or cannot be read.
  */
 export async function readMemberIdsProblems(kc: KubeConfig, leaderNamespace: string): Promise<string[]> {
-  const core = apisOf(kc, 'status (leader)').core;
+  const { core, admission } = apisOf(kc, 'status (leader)');
   let configMapName: string | undefined;
   try {
-    const binding = await apisOf(kc, 'status (leader)').admission.readValidatingAdmissionPolicyBinding({ name: announcePolicyBindingName(leaderNamespace) });
+    const binding = await admission.readValidatingAdmissionPolicyBinding({ name: announcePolicyBindingName(leaderNamespace) });
     configMapName = binding.spec.paramRef?.name;
   } catch (err) {
     const status = httpStatus(err);

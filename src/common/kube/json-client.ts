@@ -232,11 +232,12 @@ export function createJsonClient(kc: KubeConfig, options: JsonClientOptions): Js
       }
       if (status === 401) cached = undefined;
       if (status < 200 || status >= 300) throw answerError(where, status, contentType, text, bearerOf(headers));
-      if (!isJson(contentType)) throw new UnexpectedResponseError(status, contentType, 'expected application/json', snippetOf(text, bearerOf(headers)), where);
+      const unexpected = (problem: string) => new UnexpectedResponseError(status, contentType, problem, snippetOf(text, bearerOf(headers)), where);
+      if (!isJson(contentType)) throw unexpected('expected application/json');
       const body = parseObject(text);
-      if (body === undefined) throw new UnexpectedResponseError(status, contentType, 'expected a JSON object', snippetOf(text, bearerOf(headers)), where);
+      if (body === undefined) throw unexpected('expected a JSON object');
       const problem = options.expect?.(body);
-      if (problem !== undefined) throw new UnexpectedResponseError(status, contentType, problem, snippetOf(text, bearerOf(headers)), where);
+      if (problem !== undefined) throw unexpected(problem);
       return body as T;
     },
   };

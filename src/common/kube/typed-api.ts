@@ -88,7 +88,8 @@ const segment = (value: unknown, what: string): string => {
 interface Resource {
   readonly base: string;
   readonly plural: string;
-  readonly kind: string;
+  /** Undefined for custom objects, whose callers know and check their kinds (lists: their items only). */
+  readonly kind: string | undefined;
   readonly namespaced: boolean;
 }
 
@@ -123,20 +124,23 @@ async function send(client: JsonClient, method: Method, pathOf: () => string, pa
 /** The calls on one resource, named as client-node names them (`read` + `Namespaced` + `Secret`, ...). */
 function calls(client: JsonClient, resource: Resource) {
   const { kind } = resource;
+  const object = kind === undefined ? undefined : ofKind(kind);
+  const list = kind === undefined ? listed : ofKind(`${kind}List`);
   return {
-    read: (params: Params = {}) => send(client, 'GET', () => objectPath(resource, params), params, ofKind(kind)),
-    list: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params), params, ofKind(`${kind}List`)),
-    listAll: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params, true), params, ofKind(`${kind}List`)),
-    create: (params: Params = {}) => send(client, 'POST', () => collectionPath(resource, params), params, ofKind(kind)),
-    replace: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource, params), params, ofKind(kind)),
-    patch: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource, params), params, ofKind(kind)),
+    read: (params: Params = {}) => send(client, 'GET', () => objectPath(resource, params), params, object),
+    list: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params), params, list),
+    listAll: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params, true), params, list),
+    create: (params: Params = {}) => send(client, 'POST', () => collectionPath(resource, params), params, object),
+    replace: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource, params), params, object),
+    replaceStatus: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource, params, '/status'), params, object),
+    patch: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource, params), params, object),
     // The deleted object, or a Status: both are what a DELETE answers.
-    delete: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource, params), params, ofKind(kind, 'Status')),
+    delete: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource, params), params, kind === undefined ? undefined : ofKind(kind, 'Status')),
   };
 }
 
 const core = (plural: string, kind: string, namespaced = true): Resource => ({ base: '/api/v1', plural, kind, namespaced });
-const group = (groupVersion: string, plural: string, kind: string, namespaced = true): Resource =>
+const group = (groupVersion: string, plural: string, kind: string | undefined, namespaced = true): Resource =>
   ({ base: `/apis/${groupVersion}`, plural, kind, namespaced });
 
 /** The generated APIs' methods, typed as client-node types them (the answers are plain JSON). */
@@ -149,7 +153,8 @@ export function coreApi(client: JsonClient): CoreApi {
   const configMaps = calls(client, core('configmaps', 'ConfigMap'));
   const events = calls(client, core('events', 'Event'));
   const secrets = calls(client, core('secrets', 'Secret'));
-  const serviceAccounts = calls(client, core('serviceaccounts', 'ServiceAccount'));
+  const serviceAccount = core('serviceaccounts', 'ServiceAccount');
+  const serviceAccounts = calls(client, serviceAccount);
   const pods = calls(client, core('pods', 'Pod'));
   const services = calls(client, core('services', 'Service'));
   return typed<CoreApi>({
@@ -161,24 +166,26 @@ export function coreApi(client: JsonClient): CoreApi {
     createNamespacedServiceAccount: serviceAccounts.create, readNamespacedServiceAccount: serviceAccounts.read,
     deleteNamespacedServiceAccount: serviceAccounts.delete, listNamespacedServiceAccount: serviceAccounts.list,
     createNamespacedServiceAccountToken: (params: Params = {}) =>
-      send(client, 'POST', () => objectPath(core('serviceaccounts', 'ServiceAccount'), params, '/token'), params, ofKind('TokenRequest')),
+      send(client, 'POST', () => objectPath(serviceAccount, params, '/token'), params, ofKind('TokenRequest')),
     listNamespacedPod: pods.list, listPodForAllNamespaces: pods.listAll, listServiceForAllNamespaces: services.listAll,
   });
 }
 
 /** Custom objects: their kinds vary, so their callers check them (as with client-node's). */
 export function customApi(client: JsonClient): CustomApi {
-  const resource = (params: Params, namespaced: boolean): Resource =>
-    group(`${segment(params['group'], 'group')}/${segment(params['version'], 'version')}`, segment(params['plural'], 'plural'), '', namespaced);
+  // The resource is in the parameters (group, version, plural): a missing part rejects the call
+  // (each call is async, so it rejects rather than throws).
+  const of = (params: Params, namespaced = true) =>
+    calls(client, group(`${segment(params['group'], 'group')}/${segment(params['version'], 'version')}`, segment(params['plural'], 'plural'), undefined, namespaced));
   return typed<CustomApi>({
-    createNamespacedCustomObject: (params: Params = {}) => send(client, 'POST', () => collectionPath(resource(params, true), params), params, undefined),
-    getNamespacedCustomObject: (params: Params = {}) => send(client, 'GET', () => objectPath(resource(params, true), params), params, undefined),
-    replaceNamespacedCustomObject: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource(params, true), params), params, undefined),
-    replaceNamespacedCustomObjectStatus: (params: Params = {}) => send(client, 'PUT', () => objectPath(resource(params, true), params, '/status'), params, undefined),
-    patchNamespacedCustomObject: (params: Params = {}) => send(client, 'PATCH', () => objectPath(resource(params, true), params), params, undefined),
-    deleteNamespacedCustomObject: (params: Params = {}) => send(client, 'DELETE', () => objectPath(resource(params, true), params), params, undefined),
-    listNamespacedCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, true), params), params, listed),
-    listClusterCustomObject: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource(params, false), params), params, listed),
+    createNamespacedCustomObject: async (params: Params = {}) => of(params).create(params),
+    getNamespacedCustomObject: async (params: Params = {}) => of(params).read(params),
+    replaceNamespacedCustomObject: async (params: Params = {}) => of(params).replace(params),
+    replaceNamespacedCustomObjectStatus: async (params: Params = {}) => of(params).replaceStatus(params),
+    patchNamespacedCustomObject: async (params: Params = {}) => of(params).patch(params),
+    deleteNamespacedCustomObject: async (params: Params = {}) => of(params).delete(params),
+    listNamespacedCustomObject: async (params: Params = {}) => of(params).list(params),
+    listClusterCustomObject: async (params: Params = {}) => of(params, false).list(params),
   });
 }
 
