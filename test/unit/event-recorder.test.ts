@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { KubeConfig, type CoreV1Event } from '@kubernetes/client-node';
@@ -7,6 +9,7 @@ import {
 } from '../../src/common/events/recorder.js';
 import type { EventSink, EventUpdate } from '../../src/common/events/event-sink.js';
 import { FakeClock } from './fake-clock.js';
+import { selfSignedLoopbackCert } from '../harness/pki.js';
 
 const TARGET: EventTarget = { apiVersion: 'multicluster.crd.antrea.io/v1alpha2', kind: 'ClusterSet', name: 'cs', namespace: 'kube-system', uid: 'u-1' };
 const PREFIX = '(combined from similar events): ';
@@ -350,5 +353,38 @@ describe('createEventRecorder', () => {
     assert.deepEqual(recorder.stats(), { queued: 0, inFlight: 0, sent: 2, dropped: 4, rateLimited: 0, cached: { aggregates: 5, events: 5, sources: 1 } });
     assert.ok(warnings.some((w) => w.message.includes('discarded')));
     await recorder.flush();
+  });
+});
+
+describe('createEventRecorder against an API server', () => {
+  let server: https.Server;
+  let kc: KubeConfig;
+  before(async () => {
+    const tls = selfSignedLoopbackCert();
+    // Not an API server: a proxy's HTML page, which names neither the request nor the client.
+    server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      req.resume();
+      res.writeHead(403, { 'content-type': 'text/html' });
+      res.end('<html>Forbidden</html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `https://127.0.0.1:${String((server.address() as AddressInfo).port)}`, caData: Buffer.from(tls.cert).toString('base64'), skipTLSVerify: false }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+  });
+  after(async () => { await new Promise((resolve) => server.close(resolve)); });
+
+  it("names whose recorder failed and the request in the error it logs (the component's events, the verb and path)", async () => {
+    const warnings: { message: string; meta: Record<string, unknown> | undefined }[] = [];
+    const logger = { warn: (message: string, meta?: Record<string, unknown>) => { warnings.push({ message, meta }); } };
+    const recorder = createEventRecorder(kc, logger, 'clusterset-agent-leader');
+    recorder.record(TARGET, 'Warning', 'Test', 'refused');
+    await recorder.flush();
+    const dropped = warnings.find((w) => w.message === 'dropping event: rejected by the API server');
+    assert.match(String(dropped?.meta?.['error']), /^clusterset-agent-leader events POST \/api\/v1\/namespaces\/kube-system\/events/, JSON.stringify(warnings));
   });
 });

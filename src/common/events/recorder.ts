@@ -104,7 +104,8 @@ class CorrelatingEventRecorder implements BufferedEventRecorder {
   #droppedStopped = 0;
 
   constructor(kc: KubeConfig, logger: EventLogger, component: string, options: EventRecorderOptions) {
-    const sink = options.sink ?? kubeSink(kc, component);
+    // Its errors read "clusterset-agent-leader events POST ...": whose recorder, and that it is an Event.
+    const sink = options.sink ?? kubeSink(kc, `${component} events`);
     this.#logger = logger;
     this.#clock = options.clock ?? systemClock;
     const windowMs = positiveInteger('windowMs', options.windowMs ?? 10 * 60_000);
