@@ -71,8 +71,10 @@ USER 1000:1000
 EXPOSE 8080 9090
 # --optimize-for-size (V8 refuses it in NODE_OPTIONS): V8 grows the heap less eagerly and
 # gives memory back sooner. With 10,000 imported objects it took the RSS from ~179 to ~150 MiB
-# at no measurable cost to the initial sync (README, bench:imports). For `run` and `leader run`,
-# the launcher adds the agents' V8 options (bin/node-flags.js: --max-opt=2) by starting Node
-# again in the same process, so PID 1 shows them after --optimize-for-size.
-ENTRYPOINT ["node", "--optimize-for-size", "bin/clusterset-agent.js"]
+# at no measurable cost to the initial sync (README, bench:imports). --max-opt=2 is the agents'
+# V8 option (bin/node-flags.js: no TurboFan), given here so that the launcher need not start
+# Node again to add it: ~30 ms of every start, the leader's restart -> ready included. The
+# short commands run too briefly for TurboFan to matter; node-flags.test.ts keeps this list
+# equal to the agents' options.
+ENTRYPOINT ["node", "--optimize-for-size", "--max-opt=2", "bin/clusterset-agent.js"]
 CMD ["run"]

@@ -18,8 +18,12 @@ export const IMAGE_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=
 /** The rest of the image's environment that shapes the agent's memory (the Dockerfile's ENV). */
 export const IMAGE_ENV: Readonly<Record<string, string>> = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=32768' };
 
-/** Node's own arguments in the image's ENTRYPOINT (V8 refuses --optimize-for-size in NODE_OPTIONS). */
-export const IMAGE_NODE_ARGS: readonly string[] = ['--optimize-for-size'];
+/**
+ * Node's own arguments in the image's ENTRYPOINT (V8 refuses both in NODE_OPTIONS): the agents'
+ * --max-opt=2 among them, so the launcher does not start Node again (node-flags.test.ts keeps
+ * this equal to the Dockerfile's).
+ */
+export const IMAGE_NODE_ARGS: readonly string[] = ['--optimize-for-size', '--max-opt=2'];
 
 /** Builds what the agent runs (`npm run build`: tsc, then the bundle); throws when that fails. */
 export function buildDist(): void {

@@ -300,7 +300,7 @@ describe('container image run as the chart Deployment runs it', () => {
     assert.ok(inside.heap < plan.memoryBytes, `heap limit ${String(inside.heap)} must be below the memory limit ${String(plan.memoryBytes)}`);
     assert.ok(pid1Env.includes(`NODE_OPTIONS=${inside.options}`), `the agent process has NODE_OPTIONS=${inside.options}`);
     assert.match(inside.options, /--max-old-space-size-percentage=\d+/);
-    // The ENTRYPOINT's node --optimize-for-size, then the agents' V8 options (bin/node-flags.js: the launcher re-executes Node with them).
+    // The ENTRYPOINT's node --optimize-for-size and the agents' V8 options (bin/node-flags.js), which the launcher then need not add.
     assert.deepEqual(pid1Cmd.slice(0, 2 + AGENT_V8_OPTIONS.length), ['node', '--optimize-for-size', ...AGENT_V8_OPTIONS]);
     assert.match(pid1Cmd[2 + AGENT_V8_OPTIONS.length] ?? '', /(^|\/)bin\/clusterset-agent\.js$/);
     assert.match(inside.options, /--max-semi-space-size=2\b/);

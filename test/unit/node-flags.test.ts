@@ -3,12 +3,13 @@
 // the option for `run` and `leader run` only, once.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { AGENT_V8_OPTIONS, agentExecArgv } from '../../bin/node-flags.js';
+import { IMAGE_NODE_ARGS } from '../../bench/common.js';
 
 const run = promisify(execFile);
 const bin = path.resolve(import.meta.dirname, '../../bin/clusterset-agent.js');
@@ -45,5 +46,18 @@ describe('the agents\' V8 options', () => {
       assert.deepEqual(seen, [[['--optimize-for-size'], args], [['--optimize-for-size', '--max-opt=2'], args]],
         `${args.join(' ')}: started once as is, then once with the agents' options, the arguments kept`);
     }
+  });
+
+  it("are in the image's ENTRYPOINT already, so an agent in the image starts Node once (the benchmarks start it the same way)", () => {
+    const dockerfile = readFileSync(path.resolve(import.meta.dirname, '../../Dockerfile'), 'utf8');
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+    assert.ok(entrypoint !== undefined, 'the Dockerfile has an ENTRYPOINT in exec form');
+    const [node, ...rest] = JSON.parse(entrypoint) as string[];
+    const nodeArgs = rest.slice(0, rest.indexOf('bin/clusterset-agent.js'));
+    assert.equal(node, 'node');
+    for (const option of AGENT_V8_OPTIONS) assert.ok(nodeArgs.includes(option), `${option} in ${entrypoint}`);
+    assert.equal(agentExecArgv(['run'], nodeArgs), undefined);
+    assert.equal(agentExecArgv(['leader', 'run'], nodeArgs), undefined);
+    assert.deepEqual(IMAGE_NODE_ARGS, nodeArgs);
   });
 });
