@@ -252,7 +252,8 @@ export class LeaderController {
       this.announces.on(event, (a) => {
         this.#statusReconciler.observe(a, event === 'delete');
         this.#queue.add(`announce:${nameOf(a)}`);
-        this.#requestStatus();
+        // A Connected member's beat changes no status: no run for it (status.ts, changesStatus).
+        if (event !== 'update' || this.#statusReconciler.changesStatus(a)) this.#requestStatus();
         // Gone without the leader's collection (a stripped finalizer): its exports are orphans now.
         if (event === 'delete') this.#queue.add(SWEEP_KEY);
       });

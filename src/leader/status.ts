@@ -15,7 +15,7 @@ import { isNotFound } from '../common/kube/errors.js';
 import { isDeleting } from './decisions/aggregate.js';
 import { BeatPeriods, FlapTracker, timeoutProblem, TimeoutReports } from './decisions/beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
-import { leaderClusterSetStatus, memberLiveness } from './decisions/liveness.js';
+import { leaderClusterSetStatus, memberLiveness, shownKey, type MemberLiveness } from './decisions/liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
 import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
 import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
@@ -44,6 +44,8 @@ export class StatusReconciler {
   readonly #maxDuplicateEvents: number;
   /** ClusterSet name → the copy this leader's last status write replaced, until the cache shows the write. */
   readonly #writtenOver = new Map<string, WrittenOver>();
+  /** Announce name → its {@link shownKey} in the last status run that completed for its ClusterSet. */
+  #shown = new Map<string, string>();
 
   constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number) {
     this.#ctx = ctx;
@@ -58,6 +60,7 @@ export class StatusReconciler {
   observe(announce: MemberClusterAnnounce, deleted: boolean): void {
     const clusterID = announce.clusterID ?? '';
     if (deleted) {
+      this.#shown.delete(nameOf(announce));
       this.#periods.forget(clusterID);
       this.#reported.forget(clusterID);
       this.#sightings.forget(nameOf(announce));
@@ -89,12 +92,29 @@ export class StatusReconciler {
     this.#ctx.events?.record(eventTarget(MEMBER_CLUSTER_ANNOUNCE, announce, this.#ctx.ns), 'Warning', REASON_MEMBER_CLOCK_AHEAD, message);
   }
 
+  /**
+   * Whether this version of an announce (after {@link observe}) may change the leader
+   * ClusterSet's status. A Connected member's beat does not: its ClusterSet, Ready and message
+   * stay what the last run showed, and the run every status run schedules at the earliest
+   * expiry judges it anew. A fleet at rest then asks for a run at those expiries, not at every
+   * beat (at 1,000 members: a recompute over all of them every second).
+   */
+  changesStatus(announce: MemberClusterAnnounce): boolean {
+    const shown = this.#shown.get(nameOf(announce));
+    return shown === undefined || shown !== shownKey(announce, this.#liveness(announce, this.#ctx.now()));
+  }
+
+  #liveness(announce: MemberClusterAnnounce, now: number): MemberLiveness {
+    return memberLiveness(announce, now, this.#timeoutMs, this.#sightings.see(nameOf(announce), lastBeatOf(announce), now)?.sighting.firstSeenMs);
+  }
+
   async reconcile(): Promise<undefined | { requeueAfterMs: number }> {
     const ctx = this.#ctx;
     const now = ctx.now();
     const announces = ctx.announces.list(ctx.ns).filter((a) => !isDeleting(a));
     let nextExpiry: number | undefined;
     const duplicatesNow = new Set<string>();
+    const shown = new Map<string, string>();
     for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
       // The cache still holds what our last write replaced: its watch event brings another run.
       const written = this.#writtenOver.get(nameOf(clusterSet));
@@ -104,7 +124,8 @@ export class StatusReconciler {
       }
       this.#writtenOver.delete(nameOf(clusterSet));
       const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
-      const members = own.map((a) => memberLiveness(a, now, this.#timeoutMs, this.#sightings.see(nameOf(a), lastBeatOf(a), now)?.sighting.firstSeenMs));
+      const members = own.map((a) => this.#liveness(a, now));
+      const showing = () => { for (const [i, a] of own.entries()) { const m = members[i]; if (m !== undefined) shown.set(nameOf(a), shownKey(a, m)); } };
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
       }
@@ -115,7 +136,10 @@ export class StatusReconciler {
       const status = leaderClusterSetStatus(clusterSet, members, now, duplicate === undefined ? [] : [duplicate]);
       ctx.metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
       ctx.metrics?.setLeaderDuplicates(nameOf(clusterSet), duplicates.length);
-      if (sameCanonical(clusterSet.status, status)) continue;
+      if (sameCanonical(clusterSet.status, status)) {
+        showing();
+        continue;
+      }
       this.#logTransitions(clusterSet, status.clusterStatuses ?? [], now);
       try {
         await ctx.objects.replaceNamespacedCustomObjectStatus({
@@ -125,6 +149,7 @@ export class StatusReconciler {
         ctx.metrics?.recordLeaderWrite('clustersets', 'status');
         const replaced = clusterSet.metadata?.resourceVersion;
         if (replaced !== undefined) this.#writtenOver.set(nameOf(clusterSet), { resourceVersion: replaced, atMs: now });
+        showing();
       } catch (err) {
         if (isNotFound(err)) continue;
         throw err;
@@ -134,6 +159,7 @@ export class StatusReconciler {
       if (!duplicatesNow.has(gone)) ctx.log.info('duplicate cluster ID no longer reported', { clusterSet: gone.slice(0, gone.indexOf('/')), message: gone.slice(gone.indexOf('/') + 1) });
     }
     this.#duplicates = duplicatesNow;
+    this.#shown = shown;
     return nextExpiry === undefined ? undefined : { requeueAfterMs: Math.max(0, nextExpiry - now) + EXPIRY_SLACK_MS };
   }
 

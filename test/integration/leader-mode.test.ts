@@ -171,6 +171,27 @@ describe('leader run: this project as the leader', () => {
     assert.deepEqual(params.data, { ClusterSetID: CLUSTERSET_ID, LeaderClusterID: 'leader', DashPrefixPairsRefused: 'true', 'member-east': 'east', 'member-west': 'west' });
   });
 
+  it('two Connected members beating: status runs at the liveness expiries, not at every beat', async (t) => {
+    // Every status run sets the members gauge once per ClusterSet: counted here.
+    const live = leaderMetrics;
+    let runs = 0;
+    const setMembers = live.setLeaderMembers.bind(live);
+    live.setLeaderMembers = (...args) => { runs += 1; setMembers(...args); };
+    try {
+      const window = 5 * INTERVAL_S * 1000;
+      const until = Date.now() + window;
+      await waitFor('five beat intervals to pass', () => Date.now() >= until, { timeoutMs: window + 5_000, intervalMs: 100 });
+      // Ten beats came (two members, every 2 s); each asked for a run before, paced to one a
+      // second: 5 or more. Now a run comes at the earliest expiry, one timeout (6 s) after the
+      // oldest last beat, so at least 4 s apart: 3 at most.
+      t.diagnostic(`${String(runs)} status runs in ${String(window)} ms of beats`);
+      assert.ok(runs <= 3, `${String(runs)} status runs in ${String(window)} ms of beats`);
+      assert.equal((await leaderClusterSet()).status?.readyClusters, 2);
+    } finally {
+      live.setLeaderMembers = setMembers;
+    }
+  });
+
   it('aggregates one Service exported by both members: one ServiceImport, endpoints merged, imported in both', async () => {
     const eastIP = await exportService(members.east, 'web', 80);
     const westIP = await exportService(members.west, 'web', 80);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterSet, MemberClusterAnnounce } from '../../src/common/api/antrea.js';
-import { leaderClusterSetStatus, memberLiveness } from '../../src/leader/decisions/liveness.js';
+import { leaderClusterSetStatus, memberLiveness, shownKey } from '../../src/leader/decisions/liveness.js';
 import { memberIdsData } from '../../src/leader/decisions/member-ids.js';
 import { BeatSightings, clockAheadMs, clockAheadProblem, countedBeat } from '../../src/leader/decisions/observed-beats.js';
 
@@ -42,6 +42,28 @@ describe('memberLiveness', () => {
       assert.equal(l.ready, false, String(touch));
       assert.match(l.message, /has no valid touch-ts annotation/);
     }
+  });
+});
+
+describe('shownKey (whether a new version of an announce can change the leader ClusterSet status)', () => {
+  const key = (a: MemberClusterAnnounce, nowMs: number) => shownKey(a, memberLiveness(a, nowMs, TIMEOUT));
+  const shown = key(announce('east', '2026-12-02T10:00:00Z'), T0 + 1000);
+
+  it("is the same for a Connected member's next beat: no status run for it", () => {
+    assert.equal(key(announce('east', '2026-12-02T10:00:10Z'), T0 + 11_000), shown);
+  });
+
+  it('differs when the member comes back, moves, is deleted or is written by another cluster', () => {
+    const disconnected = key(announce('east', '2026-12-02T10:00:00Z'), T0 + TIMEOUT + 1);
+    assert.notEqual(disconnected, shown);
+    assert.notEqual(key(announce('east', '2026-12-02T10:01:00Z'), T0 + 61_000), disconnected, 'a Disconnected member beating again');
+    assert.notEqual(key({ ...announce('east', '2026-12-02T10:00:10Z'), clusterSetID: 'other' }, T0 + 11_000), shown);
+    const deleting = announce('east', '2026-12-02T10:00:10Z');
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date('2026-12-02T10:00:11Z') };
+    assert.notEqual(key(deleting, T0 + 11_000), shown);
+    const twin = announce('east', '2026-12-02T10:00:10Z');
+    twin.metadata = { ...twin.metadata, annotations: { ...twin.metadata?.annotations, 'multicluster.clusterset-agent.io/cluster-uid': 'u-2' } };
+    assert.notEqual(key(twin, T0 + 11_000), shown);
   });
 });
 

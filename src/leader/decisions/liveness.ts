@@ -16,7 +16,7 @@ import {
   type ClusterStatus,
   type MemberClusterAnnounce,
 } from '../../common/api/antrea.js';
-import { TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
+import { CLUSTER_UID_ANNOTATION, TIMESTAMP_ANNOTATION } from '../../common/api/names.js';
 import { parseTimestamp, rfc3339 } from '../../common/kube/time.js';
 import { CLOCK_AHEAD_NOTE, clockAheadMs, countedBeat } from './observed-beats.js';
 import { compareNames } from '../../common/text/order.js';
@@ -64,6 +64,19 @@ export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, t
     // Antrea's wording, with the time in RFC 3339 rather than Go's UnixDate.
     message: `No MemberClusterAnnounce update after ${new Date(lastBeat).toISOString()}${clockNote}`,
   };
+}
+
+/**
+ * What the leader ClusterSet's status shows of one announce, as a key: its ClusterSet, cluster
+ * ID, whether it is being deleted, the cluster UID of its writer (duplicate reports read it) and
+ * its Ready verdict and message. A new version with the same key, a Connected member's beat,
+ * cannot change the status.
+ */
+export function shownKey(announce: MemberClusterAnnounce, liveness: MemberLiveness): string {
+  return JSON.stringify([
+    announce.clusterSetID ?? '', liveness.clusterID, announce.metadata?.deletionTimestamp !== undefined,
+    announce.metadata?.annotations?.[CLUSTER_UID_ANNOTATION] ?? '', liveness.ready, liveness.message,
+  ]);
 }
 
 /** The same condition as before, keeping its transition time: status writes only on change. */
