@@ -39,7 +39,7 @@ const CHART = path.join(ROOT, 'charts', 'clusterset-agent');
 
 /** Flags of other tools the docs name in backticks (helm, node, the build and bench scripts). */
 const OTHER_TOOLS_FLAGS = new Set(['--set', '--optimize-for-size', '--max-opt', '--enable-source-maps', '--cap-drop', '--ginkgo.label-filter', '--json', '--rebuild-base',
-  '--rounds', '--repeat', '--n', '--mode', '--once', '--containers-conf', '--changes', '--v8-pool-size', '--single-threaded-gc', '--audit-log-maxsize', '--bytecode-old-age', '--max-lazy', '--max-semi-space-size']);
+  '--rounds', '--repeat', '--n', '--mode', '--once', '--containers-conf', '--changes', '--v8-pool-size', '--single-threaded-gc', '--audit-log-maxsize', '--bytecode-old-age', '--max-lazy', '--max-semi-space-size', '--heap-growing-percent']);
 /** Words of the wire format and MCS API that look like alert names. */
 const NOT_ALERTS = new Set(['ClusterSetIP', 'ClusterSetID', 'ClusterSetIPs']);
 /** Exit codes: 0 done, 1 failed, EXIT_USAGE, EXIT_NEEDS_ATTENTION, EXIT_REFUSED, EXIT_LEFT_INCOMPLETE. */
