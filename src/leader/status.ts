@@ -46,6 +46,8 @@ export class StatusReconciler {
   readonly #writtenOver = new Map<string, WrittenOver>();
   /** Announce name → its {@link shownKey} in the last status run that completed for its ClusterSet. */
   #shown = new Map<string, string>();
+  /** A run in flight read the announces before this event, and #shown is the run before it's. */
+  #running = false;
 
   constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number) {
     this.#ctx = ctx;
@@ -100,6 +102,8 @@ export class StatusReconciler {
    * beat (at 1,000 members: a recompute over all of them every second).
    */
   changesStatus(announce: MemberClusterAnnounce): boolean {
+    // During a run, what it will show is not known yet: it may have read an older version.
+    if (this.#running) return true;
     const shown = this.#shown.get(nameOf(announce));
     return shown === undefined || shown !== shownKey(announce, this.#liveness(announce, this.#ctx.now()));
   }
@@ -109,6 +113,15 @@ export class StatusReconciler {
   }
 
   async reconcile(): Promise<undefined | { requeueAfterMs: number }> {
+    this.#running = true;
+    try {
+      return await this.#reconcile();
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #reconcile(): Promise<undefined | { requeueAfterMs: number }> {
     const ctx = this.#ctx;
     const now = ctx.now();
     const announces = ctx.announces.list(ctx.ns).filter((a) => !isDeleting(a));
