@@ -107,9 +107,19 @@ function ofKind(...kinds: string[]): (answer: Json) => string | undefined {
   return (answer) => (kinds.includes(answer['kind'] as string) ? undefined : `expected kind ${kinds.join(' or ')}, got ${JSON.stringify(answer['kind'] ?? null)}`);
 }
 
-/** A list answer must have its items, whatever its kind (custom objects: their callers know the kinds). */
-function listed(answer: Json): string | undefined {
-  return Array.isArray(answer['items']) && answer['items'].every(isRecord) ? undefined : 'expected a list with items';
+/**
+ * What is wrong with a list answer whose items' kind the caller does not check (custom objects,
+ * the leader's informers): a kind ending in List when present (a Status or a single object that
+ * happens to carry an items field is not a list), an items array of objects, `metadata` an
+ * object when present. Undefined when nothing is.
+ */
+export function listProblem(answer: Json): string | undefined {
+  const { kind, items, metadata } = answer;
+  if (!Array.isArray(items)) return 'expected a list with items (no items array)';
+  if (!items.every(isRecord)) return 'expected every list item to be an object';
+  if (kind !== undefined && (typeof kind !== 'string' || !kind.endsWith('List'))) return `expected a list kind, got ${JSON.stringify(kind).slice(0, 64)}`;
+  if (metadata !== undefined && !isRecord(metadata)) return 'expected list metadata to be an object';
+  return undefined;
 }
 
 /**
@@ -125,7 +135,7 @@ async function send(client: JsonClient, method: Method, pathOf: () => string, pa
 function calls(client: JsonClient, resource: Resource) {
   const { kind } = resource;
   const object = kind === undefined ? undefined : ofKind(kind);
-  const list = kind === undefined ? listed : ofKind(`${kind}List`);
+  const list = kind === undefined ? listProblem : ofKind(`${kind}List`);
   return {
     read: (params: Params = {}) => send(client, 'GET', () => objectPath(resource, params), params, object),
     list: (params: Params = {}) => send(client, 'GET', () => collectionPath(resource, params), params, list),
