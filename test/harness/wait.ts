@@ -5,6 +5,8 @@ export interface WaitOptions {
   readonly timeoutMs: number;
   /** How often the condition is checked (a poll interval, not a synchronisation sleep). */
   readonly intervalMs?: number;
+  /** What else the timeout's message should show (the state behind a bare `false`). */
+  readonly explain?: () => unknown;
 }
 
 /**
@@ -13,7 +15,8 @@ export interface WaitOptions {
  */
 export async function waitFor<T>(description: string, check: () => Promise<T | false | undefined | null> | T | false | undefined | null,
   options: WaitOptions): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
+  // The monotonic clock: a wall clock stepped (NTP, a VM paused and resumed) must not end a wait early or late.
+  const deadline = performance.now() + options.timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -24,10 +27,19 @@ export async function waitFor<T>(description: string, check: () => Promise<T | f
       last = err;
       if (err instanceof Error && /exited early/.test(err.message)) throw err;
     }
-    if (Date.now() >= deadline) {
+    if (performance.now() >= deadline) {
       const detail = last instanceof Error ? last.message : (JSON.stringify(last) as string | undefined) ?? 'undefined';
-      throw new Error(`timed out after ${String(options.timeoutMs)} ms waiting for ${description} (last: ${detail})`);
+      const explained = options.explain === undefined ? '' : `; ${await explanation(options.explain)}`;
+      throw new Error(`timed out after ${String(options.timeoutMs)} ms waiting for ${description} (last: ${detail})${explained}`);
     }
     await delay(options.intervalMs ?? 100);
+  }
+}
+
+async function explanation(explain: () => unknown): Promise<string> {
+  try {
+    return JSON.stringify(await explain()) ?? 'undefined';
+  } catch (err) {
+    return `(no explanation: ${err instanceof Error ? err.message : String(err)})`;
   }
 }

@@ -11,6 +11,26 @@ import { repoRoot } from '../harness/bins.js';
 
 const SUITES = ['v0.4.1', 'v0.5.0'] as const;
 
+/**
+ * What a failed run printed that tells why: for each suite that did not exit 0, its first
+ * failed spec and what follows Ginkgo's summary (the report, the agents' last log lines).
+ * The run's tail alone showed only the last suite, which may have passed.
+ */
+function failureDigest(output: string): string {
+  const parts = SUITES.map((version) => {
+    const start = output.indexOf(`running the MCS conformance suite ${version}`);
+    if (start < 0) return '';
+    const end = output.indexOf(`suite ${version} exit code`, start);
+    const part = output.slice(start, end < 0 ? undefined : output.indexOf('\n', end));
+    if (end >= 0 && output.startsWith(`suite ${version} exit code 0;`, end)) return '';
+    const failed = part.indexOf('[FAILED]');
+    const summary = part.indexOf('Summarizing');
+    return [`== ${version} ==`, failed < 0 ? '' : part.slice(Math.max(0, failed - 3000), summary > failed ? Math.min(failed + 3000, summary) : failed + 3000),
+      '...', part.slice(summary < 0 ? -6000 : summary).slice(0, 12_000)].join('\n');
+  }).filter(Boolean);
+  return parts.length > 0 ? parts.join('\n\n') : output.slice(-8000);
+}
+
 describe('MCS-API conformance suites v0.4.1 and v0.5.0 (npm run conformance)', () => {
   it('both pass every Required spec and every Optional one the wire allows, 0 failed in each', { timeout: 40 * 60_000 }, async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', 'conformance.ts'),
@@ -20,7 +40,7 @@ describe('MCS-API conformance suites v0.4.1 and v0.5.0 (npm run conformance)', (
     child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
     child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString('utf8'); });
     const code = await new Promise<number | null>((resolve) => { child.once('exit', resolve); });
-    assert.equal(code, 0, `a suite failed:\n${output.slice(-8000)}`);
+    assert.equal(code, 0, `a suite failed:\n${failureDigest(output)}`);
     for (const [i, version] of SUITES.entries()) {
       const start = output.indexOf(`running the MCS conformance suite ${version}`);
       assert.ok(start >= 0, `suite ${version} did not run`);
