@@ -1,6 +1,10 @@
 // Runs a beat on a node-cron schedule, and on demand (join, new credentials), never two at
 // once: a tick that finds a beat still running is skipped rather than queued, because a
 // late beat carries no information the next one will not.
+// node-cron plans its next tick on the wall clock: stepped back (NTP, a VM restored) by S
+// seconds, it stays silent for S seconds, long enough for the leader to show this member
+// Disconnected. A watchdog on the monotonic clock notices a schedule silent for longer than
+// an interval and a half, beats, and plans the schedule anew from the clock as it now reads.
 import cron, { type ScheduledTask } from 'node-cron';
 
 export interface HeartbeatLogger {
@@ -14,6 +18,8 @@ export interface HeartbeatOptions {
   readonly name: string;
   readonly beat: (signal: AbortSignal) => Promise<void>;
   readonly logger: HeartbeatLogger;
+  /** The schedule's period: the watchdog's measure of a silent schedule. */
+  readonly intervalMs: number;
 }
 
 export class Heartbeat {
@@ -21,9 +27,11 @@ export class Heartbeat {
   private inFlight: Promise<void> | undefined;
   private rerun = false;
   private abort = new AbortController();
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: HeartbeatOptions) {
     if (!cron.validate(options.cron)) throw new Error(`invalid heartbeat schedule ${JSON.stringify(options.cron)}`);
+    if (!(options.intervalMs > 0)) throw new RangeError(`heartbeat interval must be positive, not ${String(options.intervalMs)} ms`);
   }
 
   get running(): boolean {
@@ -37,8 +45,15 @@ export class Heartbeat {
   start(): Promise<void> {
     if (this.task) return Promise.resolve();
     this.abort = new AbortController();
+    this.task = this.schedule();
+    this.watchdog = setTimeout(() => { this.onSilence(); }, this.silenceMs());
+    this.watchdog.unref();
+    return this.runOnce(false);
+  }
+
+  private schedule(): ScheduledTask {
     const log = this.options.logger;
-    this.task = cron.createTask(this.options.cron, () => { void this.runOnce(false); }, {
+    const task = cron.createTask(this.options.cron, () => { this.watchdog?.refresh(); void this.runOnce(false); }, {
       name: this.options.name,
       noOverlap: true,
       timezone: 'UTC',
@@ -49,8 +64,27 @@ export class Heartbeat {
         debug: (m) => { log.debug(String(m)); },
       },
     });
-    void this.task.start();
-    return this.runOnce(false);
+    void task.start();
+    return task;
+  }
+
+  /** Longer than any gap between two ticks of a schedule that follows the clock. */
+  private silenceMs(): number {
+    return this.options.intervalMs + Math.max(1000, this.options.intervalMs / 2);
+  }
+
+  private onSilence(): void {
+    const stale = this.task;
+    if (stale === undefined) return;
+    this.watchdog?.refresh();
+    // A long beat holds the ticks back (no overlap): that is not the schedule's silence.
+    if (this.inFlight) return;
+    this.options.logger.warn('heartbeat schedule silent for longer than an interval and a half (the wall clock stepped back?): beating now, rescheduled from the current time', {
+      silentMs: this.silenceMs(), intervalMs: this.options.intervalMs,
+    });
+    this.task = this.schedule();
+    void Promise.resolve(stale.stop()).then(() => stale.destroy());
+    void this.runOnce(false);
   }
 
   /**
@@ -65,6 +99,8 @@ export class Heartbeat {
   async stop(): Promise<void> {
     const task = this.task;
     this.task = undefined;
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
     if (task) {
       await task.stop();
       await task.destroy();

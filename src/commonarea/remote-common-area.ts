@@ -126,6 +126,7 @@ export class RemoteCommonArea {
       name: `announce-${options.identity.clusterSetID}-${options.identity.leaderClusterID}`,
       beat: (signal) => this.beat(signal),
       logger: options.logger,
+      intervalMs: options.intervalMs,
     });
   }
 
