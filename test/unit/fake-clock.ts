@@ -14,8 +14,21 @@ export class FakeClock implements Clock {
   readonly #timers = new Map<number, FakeTimer>();
   #waiters: { count: number; resolve: () => void }[] = [];
 
+  #wallOffset = 0;
+
+  /** The wall clock: the timers' time plus every step `stepWall` made. */
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** The clock that never steps: what timers fire on. */
+  monotonic(): number {
     return this.#now;
+  }
+
+  /** Steps the wall clock (NTP, a VM resumed) without moving the timers' time. */
+  stepWall(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   setTimeout(callback: () => void, ms: number): TimerHandle {

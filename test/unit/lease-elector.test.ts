@@ -37,12 +37,22 @@ class FakeLeaseClient implements LeaseClient {
   unreachable = false;
   /** Requests never answer (until aborted). */
   hang = false;
+  /** Requests answer after this many ms on `slowClock` (unless aborted first). */
+  latencyMs = 0;
+  slowClock: FakeClock | undefined;
   aborted = 0;
 
   constructor(private readonly server: FakeLeaseServer, private readonly name: string, private readonly store: (r: LeaseRecord) => ObservedLease) {}
 
   async #call<T>(verb: string, signal: AbortSignal, fn: () => T): Promise<T> {
     this.server.calls.push(`${this.name} ${verb}`);
+    const clock = this.slowClock;
+    if (this.latencyMs > 0 && clock !== undefined) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = clock.setTimeout(resolve, this.latencyMs);
+        signal.addEventListener('abort', () => { clock.clearTimeout(timer); this.aborted += 1; reject(signal.reason as Error); }, { once: true });
+      });
+    }
     if (this.hang) {
       return new Promise<T>((_resolve, reject) => {
         signal.addEventListener('abort', () => { this.aborted += 1; reject(signal.reason as Error); }, { once: true });
@@ -109,7 +119,11 @@ function setup(names: readonly string[], options: Partial<LeaseElectorOptions> =
   const run = async (ms: number, watch?: () => void) => {
     for (let elapsed = 0; elapsed < ms; elapsed += 100) {
       clock.advance(Math.min(100, ms - elapsed));
-      for (const c of candidates.values()) if (!c.client.hang) await c.elector.settled();
+      // A slow request answers at a later step: let it register its timer, do not wait for it.
+      for (const c of candidates.values()) {
+        if (c.client.hang || c.client.latencyMs > 0) await new Promise(setImmediate);
+        else await c.elector.settled();
+      }
       watch?.();
     }
   };
@@ -207,6 +221,24 @@ describe('LeaseElector', () => {
     await a.elector.settled();
     assert.equal(a.client.aborted, 1);
     assert.match(a.events.at(-1) ?? '', /renew deadline/);
+  });
+
+  it('a leader keeps leading when the wall clock steps a minute ahead: its deadline is timed on the monotonic clock', async () => {
+    const t = setup(['a']);
+    t.start();
+    await t.run(2_000);
+    const a = t.get('a');
+    // Requests take 50 ms: a budget made negative by the step (1 ms) would abort every one.
+    a.client.slowClock = t.clock;
+    a.client.latencyMs = 50;
+    await t.run(4_000);
+    t.clock.stepWall(60_000);
+    const steppedAt = t.clock.now();
+    await t.run(30_000);
+    assert.equal(a.elector.isLeader, true);
+    assert.deepEqual(a.events, ['started@1000100']);
+    assert.equal(a.client.aborted, 0);
+    assert.ok((t.server.lease?.record.renewTime ?? 0) >= steppedAt + 25_000, 'renewed at the wall clock as it now reads');
   });
 
   it('a leader that finds another holder in the Lease stops at once', async () => {

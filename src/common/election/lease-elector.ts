@@ -125,7 +125,7 @@ export class LeaseElector {
   #observed: ObservedLease | undefined;
   /** Local time the observed record last changed; only used for a Lease without renewTime. */
   #observedAt = 0;
-  /** Local time at which the last successful acquire/renew was *sent* (what renewTime says). */
+  /** When (monotonic clock) the last successful acquire/renew was *sent*: the renew deadline counts from it. */
   #lastRenew = 0;
   #retryTimer: TimerHandle | undefined;
   #deadlineTimer: TimerHandle | undefined;
@@ -273,10 +273,19 @@ export class LeaseElector {
     };
   }
 
+  /** Durations (the renew deadline, a request's budget) on the clock that never steps. */
+  #elapsedNow(): number {
+    return this.#clock.monotonic?.() ?? this.#clock.now();
+  }
+
   async #attempt(): Promise<void> {
+    // The wall clock for the Lease's times; the monotonic one for the deadline: a wall clock
+    // stepped ahead (a VM resumed) must not make every renewal's budget negative and end a
+    // leadership that the Lease itself still holds.
     const start = this.#clock.now();
+    const startedAt = this.#elapsedNow();
     // A leader must not wait past its deadline; a candidate gives a request as long as a leader would.
-    const budget = this.#leading ? this.#lastRenew + this.#renewDeadlineMs - start : this.#renewDeadlineMs;
+    const budget = this.#leading ? this.#lastRenew + this.#renewDeadlineMs - startedAt : this.#renewDeadlineMs;
     const timeout = this.#timeoutSignal(Math.max(1, budget));
     let acquired: boolean;
     try {
@@ -296,17 +305,17 @@ export class LeaseElector {
       if (this.#leading) this.#lose(`the lease is now held by ${JSON.stringify(this.leader ?? '')}`);
       return;
     }
-    if (this.#clock.now() - start >= this.#renewDeadlineMs) {
+    if (this.#elapsedNow() - startedAt >= this.#renewDeadlineMs) {
       // Written, but so late that another replica may already consider the lease expired.
       this.#lose('the renewal took longer than the renew deadline');
       return;
     }
-    this.#lastRenew = start;
+    this.#lastRenew = startedAt;
     this.#clearTimer('deadline');
     this.#deadlineTimer = this.#clock.setTimeout(() => {
       this.#deadlineTimer = undefined;
       this.#lose(`no successful renewal within the ${String(this.#renewDeadlineMs / 1000)}s renew deadline`);
-    }, start + this.#renewDeadlineMs - this.#clock.now());
+    }, startedAt + this.#renewDeadlineMs - this.#elapsedNow());
     if (!this.#leading) {
       this.#leading = true;
       this.#log.info('became leader', { lease: this.#lease.description, identity: this.identity });

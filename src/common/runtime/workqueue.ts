@@ -20,13 +20,20 @@ export type TimerHandle = object | number;
 
 /** Time source and timers, injectable so tests can drive time explicitly. */
 export interface Clock {
+  /** The wall clock, epoch milliseconds: what is written into objects and compared with their times. */
   now(): number;
+  /**
+   * Milliseconds on a clock that never steps, for durations and deadlines (a wall clock stepped
+   * by NTP or a resumed VM must not shorten or stretch them); `now()` when absent.
+   */
+  monotonic?(): number;
   setTimeout(callback: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => {
     clearTimeout(handle as ReturnType<typeof setTimeout>);
@@ -202,7 +209,7 @@ export class WorkQueue {
       return;
     }
     const delay = Math.min(ms, MAX_TIMER_MS);
-    const readyAt = this.#clock.now() + delay;
+    const readyAt = (this.#clock.monotonic?.() ?? this.#clock.now()) + delay;
     const existing = this.#delayed.get(key);
     if (existing !== undefined) {
       if (existing.readyAt <= readyAt) {
