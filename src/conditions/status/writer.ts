@@ -30,7 +30,8 @@ export class StatusWriter<T extends StatusTarget> {
   private readonly now: () => number;
 
   constructor(private readonly options: StatusWriterOptions<T>) {
-    this.now = options.now ?? Date.now;
+    // Pacing is a duration: on the monotonic clock, so a wall clock stepped back does not hold writes back.
+    this.now = options.now ?? (() => performance.now());
     this.queue = new WorkQueue({
       backoff: { baseMs: 100, maxMs: 30_000 },
       onError: (key, error) => options.onError?.(key, error),
