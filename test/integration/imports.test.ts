@@ -321,8 +321,11 @@ spec:
   it('keeps imports through a short leader outage and converges after the leader apiserver restarts mid-watch', async () => {
     const before = await local().snapshot();
     await leader.stopApiserver();
-    await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
-    await leader.startApiserver();
+    try {
+      await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+    } finally {
+      await leader.startApiserver();
+    }
     await waitForReady(member, CLUSTERSET_ID, 'True', 'Connected', 2 * INTERVAL_S * 1000);
     // The watch is back: a change made now reaches the member.
     await ri().create(serviceImportRI('team-a', 'after-restart', [{ name: 'http', port: 80 }]));
@@ -337,12 +340,16 @@ spec:
 
   it('removes imports when the leader stays lost beyond the retention period, and restores them when it returns', async () => {
     await leader.stopApiserver();
-    const lostAt = await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
-    const since = Date.parse(lostAt.status?.conditions?.[0]?.lastTransitionTime ?? '');
-    await waitFor('imports removed after retention', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 0, { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
-    assert.ok(Date.now() - since >= (RETENTION_S - 1) * 1000, 'not before the retention period');
-    assert.equal(await local().service('team-b', 'antrea-mc-svc-1'), undefined);
-    await leader.startApiserver();
+    try {
+      const lostAt = await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+      const since = Date.parse(lostAt.status?.conditions?.[0]?.lastTransitionTime ?? '');
+      await waitFor('imports removed after retention', () => agent?.imports.counts(CLUSTERSET_ID)?.total === 0, { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
+      assert.ok(Date.now() - since >= (RETENTION_S - 1) * 1000, 'not before the retention period');
+      assert.equal(await local().service('team-b', 'antrea-mc-svc-1'), undefined);
+    } finally {
+      // Back even when an assertion failed: the next tests need their leader.
+      await leader.startApiserver();
+    }
     await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
   });
 
@@ -350,11 +357,14 @@ spec:
     await waitFor('imports present', () => (agent?.imports.counts(CLUSTERSET_ID)?.total ?? 0) > 0, converge);
     await agent?.stop();
     await leader.stopApiserver();
-    await startMemberAgent();
-    await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
-    await waitFor('imports removed after retention', async () => (await local().service('team-b', 'antrea-mc-svc-1')) === undefined,
-      { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
-    await leader.startApiserver();
+    try {
+      await startMemberAgent();
+      await waitForReady(member, CLUSTERSET_ID, 'False', 'ConnectionFailed', 5 * INTERVAL_S * 1000);
+      await waitFor('imports removed after retention', async () => (await local().service('team-b', 'antrea-mc-svc-1')) === undefined,
+        { timeoutMs: (RETENTION_S + 10) * 1000, intervalMs: 200 });
+    } finally {
+      await leader.startApiserver();
+    }
     await waitFor('imports restored', () => local().service('team-b', 'antrea-mc-svc-1'), { timeoutMs: 60_000, intervalMs: 200 });
   });
 
