@@ -79,7 +79,7 @@ export class Heartbeat {
     this.watchdog?.refresh();
     // A long beat holds the ticks back (no overlap): that is not the schedule's silence.
     if (this.inFlight) return;
-    this.options.logger.warn('heartbeat schedule silent for longer than an interval and a half (the wall clock stepped back?): beating now, rescheduled from the current time', {
+    this.options.logger.warn('heartbeat schedule silent for longer than an interval and a half (the wall clock stepped back, or a late tick was dropped): beating now, rescheduled from the current time', {
       silentMs: this.silenceMs(), intervalMs: this.options.intervalMs,
     });
     this.task = this.schedule();
