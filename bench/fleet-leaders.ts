@@ -38,6 +38,12 @@ export interface LeaderUnderTest {
   lag?(): Promise<{ p99: number; max: number } | undefined>;
   /** The leader's own count of its writes. */
   writes?(): Promise<number>;
+  /**
+   * When (epoch ms) every controller of the leader last started was working on synced caches:
+   * ours logs it once its informers synced (its /readyz says the same), Antrea's controller-runtime
+   * logs "Starting workers" per controller after its caches synced (its /readyz is a ping).
+   */
+  workersStarted?(): Promise<number>;
   /** After a restart: when the leader logged that it had reconciled everything it found. */
   caughtUp?(): Promise<{ afterMs: number; imports: number; exports: number }>;
 }
@@ -123,6 +129,13 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
       return Number.isFinite(p99) ? { p99: p99 * 1000, max: read('nodejs_eventloop_lag_max_seconds') * 1000 } : undefined;
     },
     writes: () => metricSum(current?.metricsPort ?? 0, 'clusterset_agent_leader_writes_total'),
+    async workersStarted() {
+      const logFile = current?.logFile ?? '';
+      return waitFor('leader controllers started', () => {
+        const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"leader controllers started"'));
+        return line === undefined ? undefined : Date.parse((JSON.parse(line) as { timestamp: string }).timestamp);
+      }, { timeoutMs: 60_000, intervalMs: 100 });
+    },
     async caughtUp() {
       const logFile = current?.logFile ?? '';
       return waitFor('leader caught up after the restart', () => {
@@ -157,5 +170,28 @@ export async function antreaLeader(cp: ControlPlane): Promise<LeaderUnderTest> {
     },
     stop: async () => { await current?.stop(); },
     pid: () => current?.pid ?? 0,
+    workersStarted: () => waitFor('Antrea\'s controllers working on synced caches', () => klogWorkersStarted(readFileSync(current?.logFile ?? '', 'utf8')), { timeoutMs: 60_000, intervalMs: 100 }),
   };
+}
+
+/**
+ * From controller-runtime's klog output: when the last of its controllers (each named by its
+ * "Starting EventSource" lines) logged "Starting workers", which it does once that controller's
+ * caches synced; undefined while one has not. klog's times are local, without a year.
+ */
+export function klogWorkersStarted(log: string, year = new Date().getFullYear()): number | undefined {
+  const controllers = new Set<string>();
+  const started = new Map<string, number>();
+  for (const line of log.split('\n')) {
+    const name = /controller="([^"]+)"/.exec(line)?.[1];
+    if (name === undefined) continue;
+    if (line.includes('"Starting EventSource"')) controllers.add(name);
+    const at = /^I(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})/.exec(line);
+    if (line.includes('"Starting workers"') && at !== null) {
+      const [, mo, d, h, mi, s, ms] = at.map(Number) as [number, number, number, number, number, number, number];
+      started.set(name, new Date(year, mo - 1, d, h, mi, s, ms).getTime());
+    }
+  }
+  if (controllers.size === 0 || [...controllers].some((c) => !started.has(c))) return undefined;
+  return Math.max(...started.values());
 }

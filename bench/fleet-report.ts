@@ -44,6 +44,7 @@ export interface FleetSummary {
   /** Over rest, churn and after the restart together: Antrea writes every 30 s whatever happens, ours when a member's state changes. */
   statusRun: number;
   restartReadyMs: number;
+  restartWorkersMs: number;
   restartWrites: number;
   beatErrors: number;
   beatGapP99: number;
@@ -79,6 +80,7 @@ export function summarize(f: FleetFigures): FleetSummary {
     statusAfter: statusPerMinute(f, after),
     statusRun: ((statusWrites(f, rest) + statusWrites(f, churn) + statusWrites(f, after)) / (duration(rest) + duration(churn) + duration(after))) * 60,
     restartReadyMs: f.restartReadyMs,
+    restartWorkersMs: f.restartWorkersMs,
     restartWrites: leaderWrites(f, restart) + leaderWrites(f, after),
     beatErrors: f.beatErrors,
     beatGapP99: p(f.beatGaps, 99),

@@ -256,7 +256,9 @@ export interface FleetFigures {
   readonly churnWritesMetric: number | undefined;
   /** The first restart's; every restart's (with the label of the leader started) in `restarts`. */
   readonly restartReadyMs: number;
-  readonly restarts: readonly { readonly label: string; readonly readyMs: number }[];
+  readonly restarts: readonly { readonly label: string; readonly readyMs: number; readonly workersMs?: number }[];
+  /** The first restart's: its start -> every controller working on synced caches (workersStarted). */
+  readonly restartWorkersMs: number;
   readonly caughtUp: { afterMs: number; imports: number; exports: number } | undefined;
   readonly restartWindowMs: number;
 }
@@ -525,14 +527,17 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
     // until it is ready (and, ours, caught up: every object seen at start reconciled once).
     beginPhase('restart');
     const restartAt = Date.now();
-    const restarts: { label: string; readyMs: number }[] = [];
+    const restarts: { label: string; readyMs: number; workersMs?: number }[] = [];
     let caughtUp: FleetFigures['caughtUp'];
     for (let i = 0; i < o.restarts; i++) {
       await leader.stop();
       const label = i === 0 ? 'restart' : `restart-${String(i + 1)}`;
       const r0 = performance.now();
+      const r0Wall = Date.now();
       await leader.start(label);
-      restarts.push({ label: leader.describe?.(label) ?? label, readyMs: performance.now() - r0 });
+      const readyMs = performance.now() - r0;
+      const workersAt = await leader.workersStarted?.();
+      restarts.push({ label: leader.describe?.(label) ?? label, readyMs, ...(workersAt !== undefined && { workersMs: workersAt - r0Wall }) });
       // Each restart catches up before the next: the next one then starts from the same state.
       const caught = await leader.caughtUp?.();
       caughtUp ??= caught;
@@ -563,7 +568,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
       falseDisconnected, statusEvents, liveAtEnd, disconnectLag, stopped: stopped.length, removedAfter, joinReady, leaveProblems,
       rss: { populated: rssPopulated, rest: rssRest, churnPeak: rssChurnPeak, afterChurn: rssAfterChurn, restarted: rssRestarted },
       phases, writes, churnChangesMs: churnDoneMs - (phases.find((p) => p.name === 'churn')?.startMs ?? churnDoneMs), churnWritesMetric,
-      restartReadyMs, restarts, caughtUp, restartWindowMs,
+      restartReadyMs, restartWorkersMs: restarts[0]?.workersMs ?? NaN, restarts, caughtUp, restartWindowMs,
     };
   } finally {
     clearInterval(sampler);

@@ -116,6 +116,8 @@ export interface AntreaController {
   readonly process: ManagedProcess;
   readonly pid: number;
   readonly healthPort: number;
+  /** klog's output, one line per entry, each with its time. */
+  readonly logFile: string;
   logs(lines?: number): string;
   stop(): Promise<void>;
   /** SIGKILL, like a crash. */
@@ -229,7 +231,7 @@ export async function startAntreaController(cp: ControlPlane, role: 'leader' | '
     throw new Error(`${(err as Error).message}\n${logs(80)}`, { cause: err });
   }
   return {
-    role, process: proc, pid: proc.pid, healthPort, logs,
+    role, process: proc, pid: proc.pid, healthPort, logFile, logs,
     stop: () => proc.stop(),
     kill: () => proc.kill(),
   };
