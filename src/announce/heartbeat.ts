@@ -83,7 +83,9 @@ export class Heartbeat {
       silentMs: this.silenceMs(), intervalMs: this.options.intervalMs,
     });
     this.task = this.schedule();
-    void Promise.resolve(stale.stop()).then(() => stale.destroy());
+    Promise.resolve(stale.stop()).then(() => stale.destroy()).catch((err: unknown) => {
+      this.options.logger.warn('could not stop the silent heartbeat schedule', { error: (err as Error).message });
+    });
     void this.runOnce(false);
   }
 
