@@ -41,7 +41,8 @@ describe('Heartbeat', () => {
     const stepped = beats;
     // Without the watchdog node-cron waits until the clock reads its planned tick again: 30 s.
     await waitFor('three beats after the step', () => beats >= stepped + 3, { timeoutMs: 6_000, intervalMs: 20 });
-    assert.equal(warnings.filter((w) => w.startsWith('heartbeat schedule silent')).length, 1, warnings.join('\n'));
+    // Once for the step (a loaded machine may drop a late tick too, which warns again).
+    assert.ok(warnings.some((w) => w.startsWith('heartbeat schedule silent')), warnings.join('\n'));
   });
 
   it('a beat longer than the interval holds the ticks back without a warning', async (t) => {
