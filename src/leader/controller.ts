@@ -83,6 +83,7 @@ export interface LeaderControllerOptions {
   readonly memberIdsConfigMap?: string;
   /** @default 4 */
   readonly concurrency?: number;
+  /** The wall clock (members' beats are judged against it). @default Date.now */
   readonly now?: () => number;
   /** Tests only: wraps the ResourceImport informer's watch (to hold its events back and force the withdraw-before-seen race). */
   readonly wrapImportWatch?: (watch: WatchLike) => WatchLike;
@@ -117,8 +118,12 @@ export class LeaderController {
   readonly #deadlines = new Deadlines();
   #deadlineTimer: { readonly at: number; readonly handle: ReturnType<typeof setTimeout> } | undefined;
   readonly #statusIntervalMs: number;
-  /** When the last status run started; the next may not start before one interval later. */
-  #statusRanAt: number | undefined;
+  /**
+   * When (monotonic clock) the last status run started; the next may not start before one
+   * interval later. Pacing is a duration: on the wall clock, a step back after a run held
+   * every status run back by the size of the step.
+   */
+  #statusRanMono: number | undefined;
   /** The one pending status run: paced after a recent run, or at the earliest liveness expiry. */
   #statusTimer: { readonly at: number; readonly handle: ReturnType<typeof setTimeout> } | undefined;
   #statusWaiters: (() => void)[] = [];
@@ -167,7 +172,7 @@ export class LeaderController {
     });
     this.#ctx = {
       ns, log, objects, core,
-      events: options.events, metrics: options.metrics, now: options.now ?? Date.now,
+      events: options.events, metrics: options.metrics, now: options.now ?? (() => Date.now()),
       announces: this.announces, exports: this.exports, imports: this.imports,
       clusterSets: this.clusterSets, serviceAccounts: this.serviceAccounts, configMaps: this.configMaps,
       duplicateEvents: this.duplicateEvents,
@@ -232,7 +237,7 @@ export class LeaderController {
     for (;;) {
       await this.#queue.onIdle();
       const pending = this.#statusTimer;
-      if (this.#stopped || pending === undefined || pending.at - Date.now() > this.#statusIntervalMs) return;
+      if (this.#stopped || pending === undefined || pending.at - this.#ctx.now() > this.#statusIntervalMs) return;
       await new Promise<void>((resolve) => { this.#statusWaiters.push(resolve); });
     }
   }
@@ -292,10 +297,12 @@ export class LeaderController {
    * Asks for a status run at `atMs` (default now), paced: not before one interval after the last
    * run started. One timer holds the earliest pending run, however many members beat.
    */
-  #requestStatus(atMs = Date.now()): void {
+  #requestStatus(atMs = this.#ctx.now()): void {
     if (this.#stopped) return;
-    const at = pacedRunAt(atMs, this.#statusRanAt, this.#statusIntervalMs);
-    const now = Date.now();
+    const now = this.#ctx.now();
+    // The last run's start as the wall clock reads now (deadlines are wall-clock times).
+    const lastRun = this.#statusRanMono === undefined ? undefined : now - (performance.now() - this.#statusRanMono);
+    const at = pacedRunAt(atMs, lastRun, this.#statusIntervalMs);
     if (at <= now) {
       this.#queue.add(STATUS_KEY);
       return;
@@ -321,18 +328,18 @@ export class LeaderController {
     if (earliest === undefined) return;
     const handle = setTimeout(() => {
       this.#deadlineTimer = undefined;
-      for (const key of this.#deadlines.takeDue(Date.now())) this.#queue.add(key);
+      for (const key of this.#deadlines.takeDue(this.#ctx.now())) this.#queue.add(key);
       this.#armDeadlines();
-    }, Math.max(0, Math.min(earliest - Date.now(), MAX_TIMER_MS)));
+    }, Math.max(0, Math.min(earliest - this.#ctx.now(), MAX_TIMER_MS)));
     this.#deadlineTimer = { at: earliest, handle };
   }
 
   async #handle(key: string): Promise<undefined | { requeueAfterMs: number }> {
     if (key === STATUS_KEY) {
-      this.#statusRanAt = Date.now();
+      this.#statusRanMono = performance.now();
       const result = await this.#statusReconciler.reconcile();
       // The next liveness expiry: through the same paced timer, not a timer of the queue's.
-      if (result !== undefined) this.#requestStatus(Date.now() + result.requeueAfterMs);
+      if (result !== undefined) this.#requestStatus(this.#ctx.now() + result.requeueAfterMs);
       return undefined;
     }
     if (key === MEMBER_IDS_KEY) return this.#memberIdsReconciler.reconcile();
@@ -345,7 +352,7 @@ export class LeaderController {
       const result = await this.#announceReconciler.reconcile(name);
       // Recomputed from the announce as it is now: the new recheck replaces the old one.
       if (result === undefined) this.#deadlines.delete(key);
-      else this.#deadlines.set(key, Date.now() + result.requeueAfterMs);
+      else this.#deadlines.set(key, this.#ctx.now() + result.requeueAfterMs);
       this.#armDeadlines();
       return undefined;
     }

@@ -197,6 +197,31 @@ describe('leader run: this project as the leader', () => {
     }
   });
 
+  it('a leader wall clock stepped back a minute holds no status run back: the pacing is timed on the monotonic clock', async () => {
+    const live = leaderMetrics;
+    let runs = 0;
+    const setMembers = live.setLeaderMembers.bind(live);
+    live.setLeaderMembers = (...args) => { runs += 1; setMembers(...args); };
+    const realNow = Date.now.bind(Date);
+    try {
+      await waitFor('a status run', () => runs > 0, { timeoutMs: MEMBER_TIMEOUT_MS + 5_000, intervalMs: 20 });
+      // The process's wall clock (the leader runs in it), as NTP stepping it back would.
+      Date.now = () => realNow() - 60_000;
+      runs = 0;
+      // A ClusterSet event asks for a run; paced on the wall clock, it waited for the minute.
+      const cs = await leaderClusterSet();
+      await leaderCustom().replaceNamespacedCustomObject({ ...ref(CLUSTERSET), name: CLUSTERSET_ID,
+        body: { ...cs, metadata: { ...cs.metadata, annotations: { ...cs.metadata?.annotations, 'test/touched': 'clock-step' } } } });
+      await waitFor('a status run after the step', () => runs > 0, { timeoutMs: 5_000, intervalMs: 20 });
+    } finally {
+      live.setLeaderMembers = setMembers;
+      Date.now = realNow;
+    }
+    // Beats first seen on the stepped clock look a minute old once it is set right: the members'
+    // next beats count again, before the next tests.
+    await waitFor('both members Ready again', async () => (await leaderClusterSet()).status?.readyClusters === 2, { timeoutMs: 4 * MEMBER_TIMEOUT_MS, intervalMs: 200 });
+  });
+
   it('aggregates one Service exported by both members: one ServiceImport, endpoints merged, imported in both', async () => {
     const eastIP = await exportService(members.east, 'web', 80);
     const westIP = await exportService(members.west, 'web', 80);
