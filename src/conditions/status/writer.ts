@@ -21,6 +21,7 @@ export interface StatusWriterOptions<T extends StatusTarget> {
   readonly desired: (object: T) => ComputedStatus | undefined;
   readonly minIntervalMs: number;
   readonly onError?: (name: string, error: unknown) => void;
+  /** Milliseconds for the pacing, on a clock that does not step. @default performance.now */
   readonly now?: () => number;
 }
 
