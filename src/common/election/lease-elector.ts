@@ -33,7 +33,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeConfig, V1Lease, V1LeaseSpec, V1ObjectMeta } from '@kubernetes/client-node';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
-import { systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
+import { monotonicNow, systemClock, type Clock, type TimerHandle } from '../runtime/workqueue.js';
 import { createJsonClient } from '../kube/json-client.js';
 import { parseTimestamp } from '../kube/time.js';
 
@@ -273,17 +273,12 @@ export class LeaseElector {
     };
   }
 
-  /** Durations (the renew deadline, a request's budget) on the clock that never steps. */
-  #elapsedNow(): number {
-    return this.#clock.monotonic?.() ?? this.#clock.now();
-  }
-
   async #attempt(): Promise<void> {
     // The wall clock for the Lease's times; the monotonic one for the deadline: a wall clock
     // stepped ahead (a VM resumed) must not make every renewal's budget negative and end a
     // leadership that the Lease itself still holds.
     const start = this.#clock.now();
-    const startedAt = this.#elapsedNow();
+    const startedAt = monotonicNow(this.#clock);
     // A leader must not wait past its deadline; a candidate gives a request as long as a leader would.
     const budget = this.#leading ? this.#lastRenew + this.#renewDeadlineMs - startedAt : this.#renewDeadlineMs;
     const timeout = this.#timeoutSignal(Math.max(1, budget));
@@ -305,7 +300,7 @@ export class LeaseElector {
       if (this.#leading) this.#lose(`the lease is now held by ${JSON.stringify(this.leader ?? '')}`);
       return;
     }
-    if (this.#elapsedNow() - startedAt >= this.#renewDeadlineMs) {
+    if (monotonicNow(this.#clock) - startedAt >= this.#renewDeadlineMs) {
       // Written, but so late that another replica may already consider the lease expired.
       this.#lose('the renewal took longer than the renew deadline');
       return;
@@ -315,7 +310,7 @@ export class LeaseElector {
     this.#deadlineTimer = this.#clock.setTimeout(() => {
       this.#deadlineTimer = undefined;
       this.#lose(`no successful renewal within the ${String(this.#renewDeadlineMs / 1000)}s renew deadline`);
-    }, startedAt + this.#renewDeadlineMs - this.#elapsedNow());
+    }, startedAt + this.#renewDeadlineMs - monotonicNow(this.#clock));
     if (!this.#leading) {
       this.#leading = true;
       this.#log.info('became leader', { lease: this.#lease.description, identity: this.identity });

@@ -31,6 +31,11 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** `clock`'s monotonic time, for durations: its wall clock where it has no monotonic one. */
+export function monotonicNow(clock: Clock): number {
+  return clock.monotonic?.() ?? clock.now();
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
@@ -209,7 +214,7 @@ export class WorkQueue {
       return;
     }
     const delay = Math.min(ms, MAX_TIMER_MS);
-    const readyAt = (this.#clock.monotonic?.() ?? this.#clock.now()) + delay;
+    const readyAt = monotonicNow(this.#clock) + delay;
     const existing = this.#delayed.get(key);
     if (existing !== undefined) {
       if (existing.readyAt <= readyAt) {
