@@ -107,6 +107,11 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
   // bin/ and dist/ from before a change, and this one): before and after interleaved in one run.
   const entries = (process.env['CSA_BENCH_LEADER_ENTRIES'] ?? '').split(',').filter((e) => e !== '');
   const starts = new Map<string, string>();
+  /** The first line of the running leader's JSON log that contains `text`, parsed, once it is there. */
+  const logged = <T>(what: string, text: string, timeoutMs: number) => waitFor(what, () => {
+    const line = readFileSync(current?.logFile ?? '', 'utf8').split('\n').find((l) => l.includes(text));
+    return line === undefined ? undefined : JSON.parse(line) as T;
+  }, { timeoutMs, intervalMs: 100 });
   return {
     kind: 'ours',
     describe: (label) => starts.get(label) ?? label,
@@ -129,20 +134,8 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
       return Number.isFinite(p99) ? { p99: p99 * 1000, max: read('nodejs_eventloop_lag_max_seconds') * 1000 } : undefined;
     },
     writes: () => metricSum(current?.metricsPort ?? 0, 'clusterset_agent_leader_writes_total'),
-    async workersStarted() {
-      const logFile = current?.logFile ?? '';
-      return waitFor('leader controllers started', () => {
-        const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"leader controllers started"'));
-        return line === undefined ? undefined : Date.parse((JSON.parse(line) as { timestamp: string }).timestamp);
-      }, { timeoutMs: 60_000, intervalMs: 100 });
-    },
-    async caughtUp() {
-      const logFile = current?.logFile ?? '';
-      return waitFor('leader caught up after the restart', () => {
-        const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('leader caught up'));
-        return line === undefined ? undefined : (JSON.parse(line) as { afterMs: number; imports: number; exports: number });
-      }, { timeoutMs: 10 * 60_000, intervalMs: 100 });
-    },
+    workersStarted: async () => Date.parse((await logged<{ timestamp: string }>('leader controllers started', '"leader controllers started"', 60_000)).timestamp),
+    caughtUp: () => logged<{ afterMs: number; imports: number; exports: number }>('leader caught up after the restart', 'leader caught up', 10 * 60_000),
   };
 }
 
