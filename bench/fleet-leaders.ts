@@ -75,6 +75,8 @@ export async function spawnOurLeader(kubeconfig: string, dir: string, label: str
   // CSA_BENCH_CPU_PROF_DIR=<dir>: each leader process writes a CPU profile there when it stops (where a start spends its time).
   const profileDir = process.env['CSA_BENCH_CPU_PROF_DIR'];
   if (profileDir !== undefined && profileDir !== '') snapshotArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  // CSA_BENCH_LEADER_NODE_ARGS='<args>': more Node/V8 options for the leader (GC tracing, V8 settings tried for issue 31).
+  snapshotArgs.push(...(process.env['CSA_BENCH_LEADER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
   const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...snapshotArgs, options.entry ?? agentEntry, 'leader', 'run', '--kubeconfig', kubeconfig,
     '--health-bind-address', `127.0.0.1:${String(healthPort)}`, '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_LEADER_NAMESPACE: LEADER_NS, CSA_NAMESPACE: RELEASE_NS, CSA_LEADER_ELECT: options.elect ? 'true' : 'false' } });
