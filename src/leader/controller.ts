@@ -231,13 +231,15 @@ export class LeaderController {
 
   /**
    * Resolves when no key is queued or in flight (tests, graceful stop), and no status run is
-   * held back by the pacing (a liveness expiry further out than one interval does not count).
+   * held back by the pacing or a status write by its coalescing (a liveness expiry further
+   * out than one interval does not count).
    */
   async idle(): Promise<void> {
     for (;;) {
       await this.#queue.onIdle();
       const pending = this.#statusTimer;
-      if (this.#stopped || pending === undefined || pending.at - this.#ctx.now() > this.#statusIntervalMs) return;
+      // A status write held back to coalesce a burst is pending work, however far out.
+      if (this.#stopped || pending === undefined || (pending.at - this.#ctx.now() > this.#statusIntervalMs && !this.#statusReconciler.heldBack)) return;
       await new Promise<void>((resolve) => { this.#statusWaiters.push(resolve); });
     }
   }

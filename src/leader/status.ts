@@ -5,6 +5,7 @@
 import { lastBeatOf } from '../common/api/announce-times.js';
 import {
   CLUSTERSET,
+  CONDITION_TYPE,
   MEMBER_CLUSTER_ANNOUNCE,
   type ClusterSet,
   type ClusterStatus,
@@ -21,6 +22,27 @@ import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, d
 import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
 import { TIMESTAMP_ANNOTATION } from '../common/api/names.js';
 import { behindOwnWrite, OWN_WRITE_ECHO_GRACE_MS, type WrittenOver } from './decisions/deadlines.js';
+import { changeUrgency, coalescingBounds, StatusCoalescer, type CoalescingBounds } from './decisions/status-coalescing.js';
+
+/** A member's Ready verdict the written status does not show yet, and when a run first saw it. */
+interface UnwrittenVerdict {
+  readonly ready: boolean;
+  readonly sinceMs: number;
+}
+
+/**
+ * The member's verdict with since when it holds: one the written status (`shownReady`, by
+ * cluster ID) does not show yet holds since the first run that saw it (`before`, the last run's
+ * records; kept in `verdicts` for the next), so a write held back to coalesce a burst does not
+ * move the member's transition time.
+ */
+function withSince(m: MemberLiveness, shownReady: ReadonlyMap<string, string | undefined>, before: ReadonlyMap<string, UnwrittenVerdict> | undefined, verdicts: Map<string, UnwrittenVerdict>, now: number): MemberLiveness {
+  if (shownReady.get(m.clusterID) === (m.ready ? 'True' : 'False')) return m;
+  const seen = before?.get(m.clusterID);
+  const verdict = seen?.ready === m.ready ? seen : { ready: m.ready, sinceMs: m.since ?? now };
+  verdicts.set(m.clusterID, verdict);
+  return m.since === undefined ? { ...m, since: verdict.sinceMs } : m;
+}
 
 export const REASON_TIMEOUT_TOO_SHORT = 'MemberTimeoutTooShort';
 export const REASON_MEMBER_FLAPPING = 'MemberFlapping';
@@ -48,9 +70,17 @@ export class StatusReconciler {
   #shown = new Map<string, string>();
   /** A run in flight read the announces before this event, and #shown is the run before it's. */
   #running = false;
+  readonly #bounds: CoalescingBounds;
+  /** ClusterSet name → its changes not written yet, and its last write (status-coalescing.ts). */
+  readonly #coalescers = new Map<string, StatusCoalescer>();
+  /** The last run held a changed status back: the run asked for at its due time will write it. */
+  #heldBack = false;
+  /** ClusterSet name → cluster ID → a Ready verdict not written yet, and when a run first saw it. */
+  #unwritten = new Map<string, Map<string, UnwrittenVerdict>>();
 
-  constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number) {
+  constructor(ctx: LeaderContext, memberTimeoutMs: number, sightings: BeatSightings, maxDuplicateEvents?: number, bounds?: CoalescingBounds) {
     this.#ctx = ctx;
+    this.#bounds = bounds ?? coalescingBounds(memberTimeoutMs);
     this.#maxDuplicateEvents = maxDuplicateEvents ?? DEFAULT_MAX_DUPLICATE_EVENTS;
     this.#timeoutMs = memberTimeoutMs;
     this.#sightings = sightings;
@@ -112,6 +142,11 @@ export class StatusReconciler {
     return memberLiveness(announce, now, this.#timeoutMs, this.#sightings.see(nameOf(announce), lastBeatOf(announce), now)?.sighting.firstSeenMs);
   }
 
+  /** Whether the last run held a changed status back (written by the run at its due time). */
+  get heldBack(): boolean {
+    return this.#heldBack;
+  }
+
   async reconcile(): Promise<undefined | { requeueAfterMs: number }> {
     this.#running = true;
     try {
@@ -128,16 +163,26 @@ export class StatusReconciler {
     let nextExpiry: number | undefined;
     const duplicatesNow = new Set<string>();
     const shown = new Map<string, string>();
-    for (const clusterSet of ctx.clusterSets.list(ctx.ns)) {
+    let heldBack = false;
+    const unwritten = new Map<string, Map<string, UnwrittenVerdict>>();
+    const clusterSets = ctx.clusterSets.list(ctx.ns);
+    for (const name of this.#coalescers.keys()) if (!clusterSets.some((cs) => nameOf(cs) === name)) this.#coalescers.delete(name);
+    for (const clusterSet of clusterSets) {
       // The cache still holds what our last write replaced: its watch event brings another run.
       const written = this.#writtenOver.get(nameOf(clusterSet));
       if (behindOwnWrite(clusterSet.metadata?.resourceVersion, written, now, OWN_WRITE_ECHO_GRACE_MS)) {
+        const kept = this.#unwritten.get(nameOf(clusterSet));
+        if (kept !== undefined) unwritten.set(nameOf(clusterSet), kept);
         nextExpiry = Math.min(nextExpiry ?? Infinity, (written?.atMs ?? now) + OWN_WRITE_ECHO_GRACE_MS);
         continue;
       }
       this.#writtenOver.delete(nameOf(clusterSet));
       const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
-      const members = own.map((a) => this.#liveness(a, now));
+      const verdicts = new Map<string, UnwrittenVerdict>();
+      unwritten.set(nameOf(clusterSet), verdicts);
+      const shownReady = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)?.status]));
+      const before = this.#unwritten.get(nameOf(clusterSet));
+      const members = own.map((a) => withSince(this.#liveness(a, now), shownReady, before, verdicts, now));
       const showing = () => { for (const [i, a] of own.entries()) { const m = members[i]; if (m !== undefined) shown.set(nameOf(a), shownKey(a, m)); } };
       for (const m of members) {
         if (m.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry ?? Infinity, m.expiresAt);
@@ -149,7 +194,20 @@ export class StatusReconciler {
       const status = leaderClusterSetStatus(clusterSet, members, now, duplicate === undefined ? [] : [duplicate]);
       ctx.metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
       ctx.metrics?.setLeaderDuplicates(nameOf(clusterSet), duplicates.length);
+      let coalescer = this.#coalescers.get(nameOf(clusterSet));
+      if (coalescer === undefined) this.#coalescers.set(nameOf(clusterSet), coalescer = new StatusCoalescer(this.#bounds));
       if (sameCanonical(clusterSet.status, status)) {
+        coalescer.unchanged();
+        showing();
+        continue;
+      }
+      const decision = coalescer.changed(changeUrgency(clusterSet.status, status), now);
+      if (!decision.write) {
+        // Shown as far as beats go: a beat that changes nothing more asks for no run; this
+        // change is written by the run at its due time, with whatever else is pending then.
+        heldBack = true;
+        nextExpiry = Math.min(nextExpiry ?? Infinity, decision.dueAtMs);
+        ctx.log.debug('leader ClusterSet status change held back to write a burst at once', { clusterSet: nameOf(clusterSet), writeInMs: decision.dueAtMs - now });
         showing();
         continue;
       }
@@ -160,6 +218,7 @@ export class StatusReconciler {
           body: { ...clusterSet, status },
         });
         ctx.metrics?.recordLeaderWrite('clustersets', 'status');
+        coalescer.written(now);
         const replaced = clusterSet.metadata?.resourceVersion;
         if (replaced !== undefined) this.#writtenOver.set(nameOf(clusterSet), { resourceVersion: replaced, atMs: now });
         showing();
@@ -173,6 +232,8 @@ export class StatusReconciler {
     }
     this.#duplicates = duplicatesNow;
     this.#shown = shown;
+    this.#heldBack = heldBack;
+    this.#unwritten = unwritten;
     return nextExpiry === undefined ? undefined : { requeueAfterMs: Math.max(0, nextExpiry - now) + EXPIRY_SLACK_MS };
   }
 

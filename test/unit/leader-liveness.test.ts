@@ -24,11 +24,12 @@ const leaderCS = (status?: ClusterSet['status']): ClusterSet => ({
 describe('memberLiveness', () => {
   it('is ready until touch-ts + timeout inclusive, then Disconnected with Antrea\'s message', () => {
     const a = announce('east', '2026-12-02T10:00:00Z');
-    assert.deepEqual(memberLiveness(a, T0 + TIMEOUT, TIMEOUT), { clusterID: 'east', ready: true, message: 'Member Connected', expiresAt: T0 + TIMEOUT, lastBeat: T0 });
+    assert.deepEqual(memberLiveness(a, T0 + TIMEOUT, TIMEOUT), { clusterID: 'east', ready: true, message: 'Member Connected', expiresAt: T0 + TIMEOUT, lastBeat: T0, since: undefined });
     const late = memberLiveness(a, T0 + TIMEOUT + 1, TIMEOUT);
     assert.equal(late.ready, false);
     assert.equal(late.message, 'No MemberClusterAnnounce update after 2026-12-02T10:00:00.000Z');
     assert.equal(late.expiresAt, undefined);
+    assert.equal(late.since, T0 + TIMEOUT, 'Disconnected since its timeout ran out, whenever a run judges it');
   });
 
   it('depends on the stored touch-ts only, so a restarted leader gives the same answer', () => {
@@ -78,6 +79,8 @@ describe('leaderClusterSetStatus', () => {
     assert.deepEqual(status.clusterStatuses?.map((s) => s.clusterID), ['east', 'west']);
     assert.deepEqual(status.conditions, [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T10:00:05Z' }]);
     assert.deepEqual(status.clusterStatuses?.[0]?.conditions, [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T10:00:05Z', message: 'Member Connected', reason: 'Connected' }]);
+    const since = leaderClusterSetStatus(leaderCS(), members.map((m) => ({ ...m, since: T0 + 2_000 })), now);
+    assert.equal(since.clusterStatuses?.[0]?.conditions?.[0]?.lastTransitionTime, '2026-12-02T10:00:02Z', 'a member\'s own since, where it is known');
     assert.equal(leaderClusterSetStatus(leaderCS(), [], now).conditions?.[0]?.status, 'True');
   });
 
@@ -97,7 +100,9 @@ describe('leaderClusterSetStatus', () => {
     assert.deepEqual(again, first);
     const gone = later + 60_000;
     const flipped = leaderClusterSetStatus(leaderCS(first), [memberLiveness(announce('east', '2026-12-02T10:00:20Z'), gone, TIMEOUT)], gone);
-    assert.equal(flipped.clusterStatuses?.[0]?.conditions?.[0]?.lastTransitionTime, '2026-12-02T10:01:25Z');
+    // Judged at 10:01:25, Disconnected since its timeout ran out: 10:00:20 + 30 s.
+    assert.equal(flipped.clusterStatuses?.[0]?.conditions?.[0]?.lastTransitionTime, '2026-12-02T10:00:50Z');
+    assert.equal(flipped.conditions?.[0]?.lastTransitionTime, '2026-12-02T10:00:50Z');
   });
 
   it('is False NotLeader when the ClusterSet does not name its own cluster ID among its leaders', () => {

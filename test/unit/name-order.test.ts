@@ -41,7 +41,7 @@ void describe('the order of names the leader writes', () => {
   });
 
   void it('plain names never reach ICU: the ClusterSet status and the member-ID ConfigMap are built without localeCompare', () => {
-    const members: MemberLiveness[] = ['m0002', 'm0010', 'm0001', 'east-1', 'east'].map((clusterID) => ({ clusterID, ready: true, message: '', expiresAt: undefined, lastBeat: undefined }));
+    const members: MemberLiveness[] = ['m0002', 'm0010', 'm0001', 'east-1', 'east'].map((clusterID) => ({ clusterID, ready: true, message: '', expiresAt: undefined, lastBeat: undefined, since: undefined }));
     const sas: V1ServiceAccount[] = ['member-m0002', 'member-east', 'member-m0001'].map((name) => ({ metadata: { name, annotations: { 'multicluster.antrea.io/cluster-id': name.slice(7) } } }));
     forbidLocaleCompare();
     const status = leaderClusterSetStatus({ metadata: { name: 'cs', generation: 1 }, spec: { clusterID: 'leader', leaders: [{ clusterID: 'leader' }] } }, members, Date.UTC(2026, 0, 1));

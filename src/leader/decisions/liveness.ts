@@ -34,6 +34,14 @@ export interface MemberLiveness {
   readonly expiresAt: number | undefined;
   /** The last beat (ms since epoch), undefined when touch-ts is missing or unparseable. */
   readonly lastBeat: number | undefined;
+  /**
+   * Since when this verdict holds, where the announce tells (ms since epoch): Disconnected since
+   * its last beat's timeout ran out. Undefined otherwise: whoever judges it says since when (the
+   * status reconciler: the first run that saw it), or the run's time stands in. A status written
+   * after a burst was coalesced (status-coalescing.ts) still says when each member changed, not
+   * when the write went out.
+   */
+  readonly since: number | undefined;
 }
 
 /**
@@ -53,14 +61,14 @@ export function memberLiveness(announce: MemberClusterAnnounce, nowMs: number, t
   const clockNote = ahead === undefined ? '' : `; ${CLOCK_AHEAD_NOTE}`;
   if (lastBeat === undefined) {
     return {
-      clusterID, ready: false, expiresAt: undefined, lastBeat,
+      clusterID, ready: false, expiresAt: undefined, lastBeat, since: undefined,
       message: `MemberClusterAnnounce ${announce.metadata?.name ?? ''} has no valid ${TIMESTAMP_ANNOTATION} annotation (RFC 3339 time of the member's last heartbeat)`,
     };
   }
   const expiresAt = lastBeat + timeoutMs;
-  if (nowMs <= expiresAt) return { clusterID, ready: true, message: MESSAGE_CONNECTED + clockNote, expiresAt, lastBeat };
+  if (nowMs <= expiresAt) return { clusterID, ready: true, message: MESSAGE_CONNECTED + clockNote, expiresAt, lastBeat, since: undefined };
   return {
-    clusterID, ready: false, expiresAt: undefined, lastBeat,
+    clusterID, ready: false, expiresAt: undefined, lastBeat, since: expiresAt,
     // Antrea's wording, with the time in RFC 3339 rather than Go's UnixDate.
     message: `No MemberClusterAnnounce update after ${new Date(lastBeat).toISOString()}${clockNote}`,
   };
@@ -129,19 +137,35 @@ export function leaderClusterSetStatus(
   const previous = clusterSet.status;
   const now = rfc3339(nowMs);
   const previousByID = new Map((previous?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s]));
+  // Members' transitions in this status (ms): the overall Ready changes with them.
+  const toReady: number[] = [];
+  const toNotReady: number[] = [];
   const clusterStatuses: ClusterStatus[] = [...members]
     .sort((a, b) => compareNames(a.clusterID, b.clusterID))
-    .map((m) => ({
-      clusterID: m.clusterID,
-      conditions: [keepTransition(readyOf(previousByID.get(m.clusterID)?.conditions), {
-        type: CONDITION_TYPE.Ready,
-        status: m.ready ? 'True' : 'False',
-        reason: m.ready ? REASON_CONNECTED : REASON_DISCONNECTED,
-        message: m.message,
-      }, now)],
-    }));
+    .map((m) => {
+      const before = readyOf(previousByID.get(m.clusterID)?.conditions);
+      const status = m.ready ? 'True' : 'False';
+      const since = m.since === undefined ? nowMs : Math.min(m.since, nowMs);
+      if (before?.status !== status) (m.ready ? toReady : toNotReady).push(since);
+      return {
+        clusterID: m.clusterID,
+        conditions: [keepTransition(before, {
+          type: CONDITION_TYPE.Ready,
+          status,
+          reason: m.ready ? REASON_CONNECTED : REASON_DISCONNECTED,
+          message: m.message,
+        }, rfc3339(since))],
+      };
+    });
   const readyClusters = members.filter((m) => m.ready).length;
   const problem = leaderProblem(clusterSet);
+  // Not ready since the first member that broke it; ready since the last one that came back,
+  // or now when a member not ready left.
+  const listed = new Set(members.map((m) => m.clusterID));
+  const notReadyLeft = (previous?.clusterStatuses ?? []).some((s) => !listed.has(s.clusterID ?? '') && readyOf(s.conditions)?.status !== 'True');
+  const overallSince = problem !== undefined ? nowMs
+    : readyClusters === members.length ? (notReadyLeft || toReady.length === 0 ? nowMs : Math.max(...toReady))
+      : toNotReady.length === 0 ? nowMs : Math.min(...toNotReady);
   const overall = problem !== undefined
     ? { type: CONDITION_TYPE.Ready, status: 'False' as const, reason: REASON_NOT_LEADER, message: problem }
     : readyClusters === members.length
@@ -152,7 +176,7 @@ export function leaderClusterSetStatus(
     readyClusters,
     ...(clusterSet.metadata?.generation === undefined ? {} : { observedGeneration: clusterSet.metadata.generation }),
     conditions: [
-      keepTransition(readyOf(previous?.conditions), overall, now),
+      keepTransition(readyOf(previous?.conditions), overall, rfc3339(overallSince)),
       ...extra.map((c) => keepTransition(previous?.conditions?.find((p) => p.type === c.type), c, now)),
     ],
     clusterStatuses,
