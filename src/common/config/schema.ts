@@ -404,7 +404,7 @@ const leader = z.strictObject({
   memberTimeoutSeconds: field(z.int().min(2).default(30), {
     env: 'CSA_LEADER_MEMBER_TIMEOUT',
     description: "Seconds after a member's last heartbeat (touch-ts of its MemberClusterAnnounce) before it is Disconnected.",
-    notes: '`leader run` only: a member is Disconnected this long after its last `touch-ts`',
+    notes: '`leader run` only: a member is Disconnected this long after its last `touch-ts`; inside a burst of member changes the ClusterSet status is written within a fifth of it (a member no longer Ready) or half of it (a join, leave or return)',
     notInChart: LEADER_ONLY,
   }),
   // 24 h, as Antrea's stale sweep.
