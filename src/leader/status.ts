@@ -5,7 +5,6 @@
 import { lastBeatOf } from '../common/api/announce-times.js';
 import {
   CLUSTERSET,
-  CONDITION_TYPE,
   MEMBER_CLUSTER_ANNOUNCE,
   type ClusterSet,
   type ClusterStatus,
@@ -16,7 +15,7 @@ import { isNotFound } from '../common/kube/errors.js';
 import { isDeleting } from './decisions/aggregate.js';
 import { BeatPeriods, FlapTracker, timeoutProblem, TimeoutReports } from './decisions/beats.js';
 import { eventTarget, nameOf, refOf, type LeaderContext } from './context.js';
-import { leaderClusterSetStatus, memberLiveness, shownKey, type MemberLiveness } from './decisions/liveness.js';
+import { leaderClusterSetStatus, memberLiveness, readyOf, shownKey, type MemberLiveness } from './decisions/liveness.js';
 import { EXPIRY_SLACK_MS } from './announces.js';
 import { DEFAULT_MAX_DUPLICATE_EVENTS, DUPLICATE_CLEAR_MS, duplicateCondition, duplicateReports, reportMessage, type DuplicateReport } from './decisions/duplicates.js';
 import { clockAheadMs, clockAheadProblem, type BeatSightings } from './decisions/observed-beats.js';
@@ -180,7 +179,7 @@ export class StatusReconciler {
       const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
       const verdicts = new Map<string, UnwrittenVerdict>();
       unwritten.set(nameOf(clusterSet), verdicts);
-      const shownReady = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', s.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)?.status]));
+      const shownReady = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', readyOf(s.conditions)?.status]));
       const before = this.#unwritten.get(nameOf(clusterSet));
       const members = own.map((a) => withSince(this.#liveness(a, now), shownReady, before, verdicts, now));
       const showing = () => { for (const [i, a] of own.entries()) { const m = members[i]; if (m !== undefined) shown.set(nameOf(a), shownKey(a, m)); } };

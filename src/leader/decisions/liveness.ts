@@ -106,7 +106,8 @@ function keepTransition(previous: Condition | undefined, next: ConditionValue, n
   };
 }
 
-function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
+/** The Ready condition among `conditions` (a member's entry's, or the ClusterSet's own). */
+export function readyOf(conditions: readonly Condition[] | undefined): Condition | undefined {
   return conditions?.find((c) => c.type === CONDITION_TYPE.Ready);
 }
 

@@ -15,7 +15,8 @@
 //   that joins is shown Ready before its first beat could time out, and faster than Antrea's
 //   leader shows either (it writes every 30 s).
 // Each write carries every change pending at that moment, whatever its bound.
-import { CONDITION_TYPE, type ClusterSetStatus, type ClusterStatus } from '../../common/api/antrea.js';
+import { CONDITION_TYPE, type ClusterSetStatus } from '../../common/api/antrea.js';
+import { readyOf, REASON_NOT_LEADER } from './liveness.js';
 
 export type ChangeUrgency = 'urgent' | 'routine';
 
@@ -31,10 +32,6 @@ export interface CoalescingBounds {
 /** The bounds for a leader whose members are Disconnected `memberTimeoutMs` after their last beat. */
 export function coalescingBounds(memberTimeoutMs: number): CoalescingBounds {
   return { quietMs: memberTimeoutMs, urgentMs: memberTimeoutMs / 5, routineMs: memberTimeoutMs / 2 };
-}
-
-function readyOf(s: ClusterStatus | undefined): string | undefined {
-  return s?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)?.status;
 }
 
 /** The ClusterSet's own conditions but Ready, which follows its members: as comparable text. */
@@ -53,12 +50,11 @@ export function changeUrgency(written: ClusterSetStatus | undefined, next: Clust
   if (written === undefined) return 'urgent';
   if (written.observedGeneration !== next.observedGeneration) return 'urgent';
   if (otherConditions(written) !== otherConditions(next)) return 'urgent';
-  const overall = (s: ClusterSetStatus) => s.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)?.reason;
-  if ((overall(written) === 'NotLeader') !== (overall(next) === 'NotLeader')) return 'urgent';
-  const before = new Map((written.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', readyOf(s)]));
+  const notLeader = (s: ClusterSetStatus) => readyOf(s.conditions)?.reason === REASON_NOT_LEADER;
+  if (notLeader(written) !== notLeader(next)) return 'urgent';
+  const before = new Map((written.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', readyOf(s.conditions)?.status]));
   for (const s of next.clusterStatuses ?? []) {
-    const was = before.get(s.clusterID ?? '');
-    if (was === 'True' && readyOf(s) !== 'True') return 'urgent';
+    if (before.get(s.clusterID ?? '') === 'True' && readyOf(s.conditions)?.status !== 'True') return 'urgent';
   }
   return 'routine';
 }
