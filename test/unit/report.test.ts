@@ -183,6 +183,19 @@ describe('status report: leader', () => {
     assert.match(text, /Imports: {4}3 ResourceImport\(s\): 1 ClusterInfo, 1 Endpoints, 1 ServiceImport/);
   });
 
+  it('a member announced moments ago and not in the leader\'s status yet is joining, not disconnected; one missing for over a minute is a problem', () => {
+    // The leader writes a burst of joins together (within half its member timeout): `join`, `join`, `status` runs inside it.
+    const fresh = (id: string, createdAgoMs: number): MemberClusterAnnounce => ({ ...announce(id, '2026-12-03T11:59:58Z'), metadata: { ...announce(id, '2026-12-03T11:59:58Z').metadata, creationTimestamp: new Date(NOW - createdAgoMs) } });
+    const r = leaderReport({ clusterSet: leaderCS, announces: [announce('east', '2026-12-03T11:59:58Z'), announce('west', '2026-12-03T11:59:58Z'), fresh('north', 3_000)], exports: [], imports: [], events: [], nowMs: NOW });
+    assert.deepEqual(r.problems.filter((p) => p.includes('north')), []);
+    assert.deepEqual(r.members.filter((m) => m.joining).map((m) => m.clusterID), ['north']);
+    const text = renderReports([r]);
+    assert.match(text, /Members: {4}1 of 2 ready, 1 joining \(not in the leader's status yet\)/);
+    assert.match(text, /north: joining, last beat 2026-12-03T11:59:58Z/);
+    const late = leaderReport({ clusterSet: leaderCS, announces: [announce('east', '2026-12-03T11:59:58Z'), fresh('north', 61_000)], exports: [], imports: [], events: [], nowMs: NOW });
+    assert.ok(late.problems.includes('member north announced itself over 60s ago and is not in the leader\'s status: is the leader controller (leader run) running?'), late.problems.join('\n'));
+  });
+
   it('a member in the status without an announce has left', () => {
     const r = leaderReport({ clusterSet: leaderCS, announces: [announce('east', '2026-12-03T11:59:58Z')], exports: [], imports: [], events: [], nowMs: NOW });
     assert.ok(r.problems.includes('member west has no MemberClusterAnnounce: it left, or never joined'));

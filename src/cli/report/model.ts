@@ -89,7 +89,19 @@ export interface MemberView {
   readonly lastBeat: string | undefined;
   readonly lastBeatAgeSeconds: number | undefined;
   readonly hasAnnounce: boolean;
+  /**
+   * Announced less than {@link JOINING_SECONDS} ago and not in the leader's status yet: the
+   * leader writes a burst of joins together, within half its member timeout (15 s by default).
+   */
+  readonly joining: boolean;
 }
+
+/**
+ * How long a new member may be missing from the leader's status before it is a problem: the
+ * leader lists a join within half its member timeout (src/leader/decisions/status-coalescing.ts),
+ * 15 s by default; this allows a timeout of 120 s.
+ */
+export const JOINING_SECONDS = 60;
 
 export interface ExportView {
   readonly name: string;
@@ -381,12 +393,15 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
     const announce = announced.get(clusterID);
     const beat = announce === undefined ? undefined : lastBeatOf(announce);
     const lastBeat = beat === undefined ? announce?.metadata?.annotations?.[TIMESTAMP_ANNOTATION] : new Date(beat).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const listed = statuses.some((s) => s.clusterID === clusterID);
+    const created = Date.parse(String(announce?.metadata?.creationTimestamp ?? ''));
     return {
       clusterID,
       ready: conditionView(statuses.find((s) => s.clusterID === clusterID)?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),
       lastBeat,
       lastBeatAgeSeconds: beat === undefined ? undefined : Math.max(0, Math.round((nowMs - beat) / 1000)),
       hasAnnounce: announce !== undefined,
+      joining: announce !== undefined && !listed && Number.isFinite(created) && nowMs - created < JOINING_SECONDS * 1000,
     };
   });
   const views = input.exports.map(exportView);
@@ -411,7 +426,9 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
   for (const m of members) {
     if (stale.includes(m)) continue;
     if (!m.hasAnnounce) problems.push(`member ${m.clusterID} has no MemberClusterAnnounce: it left, or never joined`);
-    else if (m.ready?.status !== 'True') problems.push(`member ${m.clusterID} is disconnected${m.ready?.message ? `: ${m.ready.message}` : ''}`);
+    else if (m.joining) continue;
+    else if (m.ready === undefined) problems.push(`member ${m.clusterID} announced itself over ${humanSeconds(JOINING_SECONDS)} ago and is not in the leader's status: is the leader controller (leader run) running?`);
+    else if (m.ready.status !== 'True') problems.push(`member ${m.clusterID} is disconnected${m.ready.message ? `: ${m.ready.message}` : ''}`);
   }
   for (const r of refused) problems.push(`export ${r.name} from ${r.sourceClusterID} refused${r.reason ? ` (${r.reason})` : ''}: ${r.message}`);
   return {

@@ -71,9 +71,10 @@ function leader(r: LeaderClusterSetReport): string[] {
   problems(lines, r);
   lines.push(`  Ready:      ${condition(r.ready)}`);
   if (r.ready !== undefined && r.ready.message !== '') lines.push(`              ${r.ready.message}`);
-  lines.push(`  Members:    ${r.readyClusters} of ${r.totalClusters} ready`);
+  const joining = r.members.filter((m) => m.joining).length;
+  lines.push(`  Members:    ${r.readyClusters} of ${r.totalClusters} ready${joining > 0 ? `, ${joining} joining (not in the leader's status yet)` : ''}`);
   for (const m of r.members) {
-    const state = !m.hasAnnounce ? 'no announce' : m.ready?.status === 'True' ? 'connected' : 'DISCONNECTED';
+    const state = !m.hasAnnounce ? 'no announce' : m.joining ? 'joining' : m.ready?.status === 'True' ? 'connected' : 'DISCONNECTED';
     lines.push(`    ${m.clusterID}: ${state}, last beat ${m.lastBeat ?? 'never'}${ago(m.lastBeatAgeSeconds)}`);
   }
   lines.push(`  Exports:    ${r.exports.total} ResourceExport(s), ${r.exports.refused.length} refused, ${r.exports.pending} not yet judged`);
