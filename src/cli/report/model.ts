@@ -388,20 +388,22 @@ export function leaderReport(input: LeaderInput): LeaderClusterSetReport {
   const { clusterSet: cs, nowMs } = input;
   const statuses = cs.status?.clusterStatuses ?? [];
   const announced = new Map(input.announces.map((a) => [a.clusterID ?? '', a]));
-  const ids = new Set([...statuses.map((s) => s.clusterID ?? ''), ...announced.keys()].filter((id) => id !== ''));
+  // The first entry per cluster ID, as a find() over the list would give.
+  const listed = new Map(statuses.toReversed().map((s) => [s.clusterID ?? '', s]));
+  const ids = new Set([...listed.keys(), ...announced.keys()].filter((id) => id !== ''));
   const members: MemberView[] = [...ids].sort().map((clusterID) => {
     const announce = announced.get(clusterID);
     const beat = announce === undefined ? undefined : lastBeatOf(announce);
     const lastBeat = beat === undefined ? announce?.metadata?.annotations?.[TIMESTAMP_ANNOTATION] : new Date(beat).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const listed = statuses.some((s) => s.clusterID === clusterID);
+    const entry = listed.get(clusterID);
     const created = Date.parse(String(announce?.metadata?.creationTimestamp ?? ''));
     return {
       clusterID,
-      ready: conditionView(statuses.find((s) => s.clusterID === clusterID)?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),
+      ready: conditionView(entry?.conditions?.find((c) => c.type === CONDITION_TYPE.Ready)),
       lastBeat,
       lastBeatAgeSeconds: beat === undefined ? undefined : Math.max(0, Math.round((nowMs - beat) / 1000)),
       hasAnnounce: announce !== undefined,
-      joining: announce !== undefined && !listed && Number.isFinite(created) && nowMs - created < JOINING_SECONDS * 1000,
+      joining: announce !== undefined && entry === undefined && Number.isFinite(created) && nowMs - created < JOINING_SECONDS * 1000,
     };
   });
   const views = input.exports.map(exportView);
