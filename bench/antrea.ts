@@ -305,6 +305,8 @@ async function benchLeader(): Promise<void> {
   row('ClusterSet status writes after the restart', 'statusAfter', perMin);
   row('ClusterSet status writes over the three phases', 'statusRun', perMin, 'ours: at once after a quiet spell, a burst in a few writes (status-coalescing.ts); Antrea: every 30 s');
   row('restart: start -> ready', 'restartReadyMs', secs, 'Antrea: to /readyz (a ping, answered before its caches sync) and its webhooks carrying its CA');
+  row('restart: process spawned -> answering probes (a ping)', 'restartSpawnToPingMs', secs, 'like for like: ours /healthz, Antrea /readyz (controller-runtime\'s healthz.Ping)');
+  row('restart: process spawned -> ready', 'restartSpawnToReadyMs', secs, 'ours: /readyz, caches synced; Antrea: /readyz and its webhooks carrying its CA');
   row('restart: start -> every controller working on synced caches', 'restartWorkersMs', secs, 'ours: when its /readyz turns 200; Antrea: its last "Starting workers" log line');
   row(`restart: leader writes in it and the ${String(o.afterRestartMs / 1000)} s after`, 'restartWrites', String);
   row('members\' beats lost to errors (the whole run)', 'beatErrors', String);

@@ -44,6 +44,13 @@ export interface LeaderUnderTest {
    * logs "Starting workers" per controller after its caches synced (its /readyz is a ping).
    */
   workersStarted?(): Promise<number>;
+  /**
+   * The last start, from its process's spawn (performance.now() ms): when it first answered its
+   * probes as a ping does (ours /healthz, Antrea's /readyz: controller-runtime's healthz.Ping)
+   * and when it was ready (ours /readyz: caches synced; Antrea's /readyz and its webhooks
+   * carrying its CA). Both polled every 50 ms.
+   */
+  lastStart?(): { spawnToPingMs: number; spawnToReadyMs: number } | undefined;
   /** After a restart: when the leader logged that it had reconciled everything it found. */
   caughtUp?(): Promise<{ afterMs: number; imports: number; exports: number }>;
 }
@@ -59,6 +66,9 @@ export interface OurLeaderProcess {
   readonly healthPort: number;
   readonly metricsPort: number;
   readonly logFile: string;
+  /** performance.now() when the process was spawned, and when its /healthz first answered 200. */
+  readonly spawnedAt: number;
+  readonly healthzAt: number;
   stop(): Promise<void>;
 }
 
@@ -77,6 +87,7 @@ export async function spawnOurLeader(kubeconfig: string, dir: string, label: str
   if (profileDir !== undefined && profileDir !== '') snapshotArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   // CSA_BENCH_LEADER_NODE_ARGS='<args>': more Node/V8 options for the leader (GC tracing, V8 settings tried for issue 31).
   snapshotArgs.push(...(process.env['CSA_BENCH_LEADER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== ''));
+  const spawnedAt = performance.now();
   const proc = spawn(process.execPath, [...IMAGE_NODE_ARGS, ...snapshotArgs, options.entry ?? agentEntry, 'leader', 'run', '--kubeconfig', kubeconfig,
     '--health-bind-address', `127.0.0.1:${String(healthPort)}`, '--metrics-bind-address', `127.0.0.1:${String(metricsPort)}`, '--log-level', 'info'],
   { stdio: ['ignore', fds[0], fds[1]], env: { ...process.env, ...IMAGE_ENV, NODE_OPTIONS: IMAGE_NODE_OPTIONS, CSA_LEADER_NAMESPACE: LEADER_NS, CSA_NAMESPACE: RELEASE_NS, CSA_LEADER_ELECT: options.elect ? 'true' : 'false' } });
@@ -88,8 +99,9 @@ export async function spawnOurLeader(kubeconfig: string, dir: string, label: str
     if (proc.exitCode !== null) throw new Error(`${label} exited with code ${String(proc.exitCode)}; see ${logFile}`);
     return (await fetch(`http://127.0.0.1:${String(healthPort)}/healthz`).then((r) => r.status, () => 0)) === 200;
   }, { timeoutMs: 120_000, intervalMs: 50 });
+  const healthzAt = performance.now();
   return {
-    proc, healthPort, metricsPort, logFile,
+    proc, healthPort, metricsPort, logFile, spawnedAt, healthzAt,
     async stop() {
       process.removeListener('exit', kill);
       if (proc.exitCode !== null || proc.signalCode !== null) return;
@@ -105,6 +117,7 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
   await setupLeader(cp);
   const kubeconfig = await installOurLeader(cp, dir);
   let current: OurLeaderProcess | undefined;
+  let readyAt = NaN;
   // CSA_BENCH_LEADER_ENTRIES=<a.js>,<b.js>: the starts take these launchers in turn (a copy of
   // bin/ and dist/ from before a change, and this one): before and after interleaved in one run.
   const entries = (process.env['CSA_BENCH_LEADER_ENTRIES'] ?? '').split(',').filter((e) => e !== '');
@@ -125,7 +138,9 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
       current = await spawnOurLeader(kubeconfig, dir, `leader-${label}`, { ...(entry !== undefined && { entry }) });
       const port = current.healthPort;
       await waitFor('leader run ready', async () => (await fetch(`http://127.0.0.1:${String(port)}/readyz`).then((r) => r.status, () => 0)) === 200, { timeoutMs: 120_000, intervalMs: 50 });
+      readyAt = performance.now();
     },
+    lastStart: () => current && { spawnToPingMs: current.healthzAt - current.spawnedAt, spawnToReadyMs: readyAt - current.spawnedAt },
     stop: async () => { await current?.stop(); },
     pid: () => current?.proc.pid ?? 0,
     async lag() {
@@ -151,6 +166,7 @@ export async function ourLeader(cp: ControlPlane, dir: string): Promise<LeaderUn
 export async function antreaLeader(cp: ControlPlane): Promise<LeaderUnderTest> {
   await installAntreaLeader(cp);
   let current: AntreaController | undefined;
+  let readyAt = NaN;
   let clusterSet = false;
   return {
     kind: 'antrea',
@@ -158,6 +174,7 @@ export async function antreaLeader(cp: ControlPlane): Promise<LeaderUnderTest> {
     memberToken: (id) => createAntreaMemberToken(cp, id),
     async start() {
       current = await startAntreaController(cp, 'leader', { verbosity: 0 });
+      readyAt = performance.now();
       if (!clusterSet) {
         await createAntreaLeaderClusterSet(cp, CLUSTERSET_ID, 'leader');
         clusterSet = true;
@@ -165,6 +182,7 @@ export async function antreaLeader(cp: ControlPlane): Promise<LeaderUnderTest> {
     },
     stop: async () => { await current?.stop(); },
     pid: () => current?.pid ?? 0,
+    lastStart: () => current && { spawnToPingMs: current.readyzAt - current.spawnedAt, spawnToReadyMs: readyAt - current.spawnedAt },
     workersStarted: () => waitFor('Antrea\'s controllers working on synced caches', () => klogWorkersStarted(readFileSync(current?.logFile ?? '', 'utf8')), { timeoutMs: 60_000, intervalMs: 100 }),
   };
 }

@@ -45,6 +45,9 @@ export interface FleetSummary {
   statusRun: number;
   restartReadyMs: number;
   restartWorkersMs: number;
+  /** The first restart's, from its process's spawn: answering its probes as a ping does, and ready (LeaderUnderTest.lastStart). */
+  restartSpawnToPingMs: number;
+  restartSpawnToReadyMs: number;
   restartWrites: number;
   beatErrors: number;
   beatGapP99: number;
@@ -81,6 +84,8 @@ export function summarize(f: FleetFigures): FleetSummary {
     statusRun: ((statusWrites(f, rest) + statusWrites(f, churn) + statusWrites(f, after)) / (duration(rest) + duration(churn) + duration(after))) * 60,
     restartReadyMs: f.restartReadyMs,
     restartWorkersMs: f.restartWorkersMs,
+    restartSpawnToPingMs: f.restarts[0]?.spawnToPingMs ?? NaN,
+    restartSpawnToReadyMs: f.restarts[0]?.spawnToReadyMs ?? NaN,
     restartWrites: leaderWrites(f, restart) + leaderWrites(f, after),
     beatErrors: f.beatErrors,
     beatGapP99: p(f.beatGaps, 99),
@@ -108,7 +113,7 @@ export function printFleet(f: FleetFigures): void {
     console.log(`  baseline (minimal client, same pipeline): p50 ${ms(p(f.floor, 50))}, p99 ${ms(p(f.floor, 99))}; ratio p50 ${(s.exportImportP50 / p(f.floor, 50)).toFixed(2)}, p99 ${(s.exportImportP99 / p(f.floor, 99)).toFixed(2)}`);
   }
   console.log(`  false Disconnected (beat within the timeout, shown not Ready): ${String(s.falseDisconnected)}${s.falseDisconnected > 0 ? ` (first: ${f.falseDisconnected.slice(0, 3).join('; ')})` : ''}; ${String(f.statusEvents)} ClusterSet events watched; beating members not Ready at the end: ${String(f.liveAtEnd)}`);
-  console.log(`  liveness: last beat -> Disconnected shown (timeout ${sec(o.timeoutMs)}): p50 ${sec(p(f.disconnectLag, 50))}, p99 ${sec(s.livenessP99)}, max ${sec(max(f.disconnectLag))} (${String(f.disconnectLag.length)} of ${String(f.stopped)}); left -> gone from the status p99 ${sec(s.goneP99)}; join -> Ready shown p99 ${sec(s.joinReadyP99)} (${String(f.joinReady.length)} of ${String(o.joins)})${f.leaveProblems > 0 ? `; ${String(f.leaveProblems)} leave steps timed out` : ''}`);
+  console.log(`  liveness: last beat -> Disconnected shown (timeout ${sec(o.timeoutMs)}): p50 ${sec(p(f.disconnectLag, 50))}, p99 ${sec(s.livenessP99)}, max ${sec(max(f.disconnectLag))} (${String(f.disconnectLag.length)} of ${String(f.stopped)}; their last beats spanned ${sec(f.leaversLastBeatSpanMs)}); left -> gone from the status p99 ${sec(s.goneP99)}; join -> Ready shown p99 ${sec(s.joinReadyP99)} (${String(f.joinReady.length)} of ${String(o.joins)})${f.leaveProblems > 0 ? `; ${String(f.leaveProblems)} leave steps timed out` : ''}`);
   console.log(`  leader RSS: ${mib(f.rss.populated)} populated, ${mib(f.rss.rest)} after the rest, ${mib(f.rss.churnPeak)} peak in churn, ${mib(f.rss.afterChurn)} after; ${mib(f.rss.restarted)} after the restart`);
   // Per minute, and in all: a churn that takes longer on a busier machine lowers the rate, not the work.
   console.log(`  leader CPU: ${s.cpuRest.toFixed(2)} s/min at rest (${cpu(rest)} in ${duration(rest).toFixed(0)} s), ${s.cpuChurn.toFixed(2)} s/min in churn (${cpu(churn)} in ${duration(churn).toFixed(0)} s: the endpoint changes took ${(f.churnChangesMs / 1000).toFixed(0)} s, joins and leaves went on until the last member left), ${s.cpuAfter.toFixed(2)} s/min after the restart`);
@@ -120,5 +125,6 @@ export function printFleet(f: FleetFigures): void {
   console.log(`  leader writes in churn (audit log): ${(s.importWritesPerChange * o.updates).toFixed(0)} ResourceImport writes (spec or status) for ${String(o.updates)} effective changes = ${s.importWritesPerChange.toFixed(3)} per change; all its writes ${s.leaderWritesPerChange.toFixed(3)} per change (joins, leaves and status included)` +
     (f.churnWritesMetric === undefined ? '' : `; its own metric over the changes: ${String(f.churnWritesMetric)} = ${(f.churnWritesMetric / o.updates).toFixed(3)} per change`));
   if (f.restarts.length > 1) console.log(`  restarts, start -> ready each: ${f.restarts.map((r) => `${r.label} ${ms(r.readyMs)}`).join('; ')}`);
-  console.log(`  restart: ready after ${ms(f.restartReadyMs)}${f.caughtUp === undefined ? '' : `, caught up after ${ms(f.caughtUp.afterMs)} more (${String(f.caughtUp.exports)} exports, ${String(f.caughtUp.imports)} imports)`}; leader writes from the restart to ${(f.restartWindowMs / 1000).toFixed(0)} s after: ${String(s.restartWrites)} (${rate(restart, 'leader')} during the restart)`);
+  const spawned = f.restarts[0]?.spawnToPingMs === undefined ? '' : ` (from its process's spawn: answering probes after ${ms(f.restarts[0].spawnToPingMs)}, ready after ${ms(f.restarts[0].spawnToReadyMs ?? NaN)})`;
+  console.log(`  restart: ready after ${ms(f.restartReadyMs)}${spawned}${f.caughtUp === undefined ? '' : `, caught up after ${ms(f.caughtUp.afterMs)} more (${String(f.caughtUp.exports)} exports, ${String(f.caughtUp.imports)} imports)`}; leader writes from the restart to ${(f.restartWindowMs / 1000).toFixed(0)} s after: ${String(s.restartWrites)} (${rate(restart, 'leader')} during the restart)`);
 }

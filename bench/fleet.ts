@@ -256,11 +256,16 @@ export interface FleetFigures {
   readonly churnWritesMetric: number | undefined;
   /** The first restart's; every restart's (with the label of the leader started) in `restarts`. */
   readonly restartReadyMs: number;
-  readonly restarts: readonly { readonly label: string; readonly readyMs: number; readonly workersMs?: number }[];
+  readonly restarts: readonly { readonly label: string; readonly readyMs: number; readonly workersMs?: number; readonly spawnToPingMs?: number; readonly spawnToReadyMs?: number }[];
   /** The first restart's: its start -> every controller working on synced caches (workersStarted). */
   readonly restartWorkersMs: number;
   readonly caughtUp: { afterMs: number; imports: number; exports: number } | undefined;
   readonly restartWindowMs: number;
+  /**
+   * From the leavers' first last beat to their last one. Wider than one period, their
+   * Disconnected verdicts cannot all be shown in one status write within timeout + one period.
+   */
+  readonly leaversLastBeatSpanMs: number;
 }
 
 /**
@@ -527,7 +532,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
     // until it is ready (and, ours, caught up: every object seen at start reconciled once).
     beginPhase('restart');
     const restartAt = Date.now();
-    const restarts: { label: string; readyMs: number; workersMs?: number }[] = [];
+    const restarts: { label: string; readyMs: number; workersMs?: number; spawnToPingMs?: number; spawnToReadyMs?: number }[] = [];
     let caughtUp: FleetFigures['caughtUp'];
     for (let i = 0; i < o.restarts; i++) {
       await leader.stop();
@@ -537,7 +542,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
       await leader.start(label);
       const readyMs = performance.now() - r0;
       const workersAt = await leader.workersStarted?.();
-      restarts.push({ label: leader.describe?.(label) ?? label, readyMs, ...(workersAt !== undefined && { workersMs: workersAt - r0Wall }) });
+      restarts.push({ label: leader.describe?.(label) ?? label, readyMs, ...(workersAt !== undefined && { workersMs: workersAt - r0Wall }), ...leader.lastStart?.() });
       // Each restart catches up before the next: the next one then starts from the same state.
       const caught = await leader.caughtUp?.();
       caughtUp ??= caught;
@@ -556,6 +561,8 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
 
     const lastBeatOf = (id: string) => (beatsOf.get(id) ?? []).at(-1) ?? NaN;
     const stopped = [...stoppedAt.keys()];
+    const leaversLastBeats = stopped.map(lastBeatOf).filter((t) => Number.isFinite(t));
+    const leaversLastBeatSpanMs = leaversLastBeats.length === 0 ? NaN : Math.max(...leaversLastBeats) - Math.min(...leaversLastBeats);
     const disconnectLag = stopped.filter((id) => disconnectedSeenAt.has(id)).map((id) => (disconnectedSeenAt.get(id) ?? NaN) - lastBeatOf(id));
     const joinReady = joiners.filter((id) => readySeenAt.has(id)).map((id) => (readySeenAt.get(id) ?? NaN) - (joinedAt.get(id) ?? NaN));
     // The gaps between each member's successful beats: when the API server cannot take the
@@ -568,7 +575,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
       falseDisconnected, statusEvents, liveAtEnd, disconnectLag, stopped: stopped.length, removedAfter, joinReady, leaveProblems,
       rss: { populated: rssPopulated, rest: rssRest, churnPeak: rssChurnPeak, afterChurn: rssAfterChurn, restarted: rssRestarted },
       phases, writes, churnChangesMs: churnDoneMs - (phases.find((p) => p.name === 'churn')?.startMs ?? churnDoneMs), churnWritesMetric,
-      restartReadyMs, restartWorkersMs: restarts[0]?.workersMs ?? NaN, restarts, caughtUp, restartWindowMs,
+      restartReadyMs, restartWorkersMs: restarts[0]?.workersMs ?? NaN, restarts, caughtUp, restartWindowMs, leaversLastBeatSpanMs,
     };
   } finally {
     clearInterval(sampler);

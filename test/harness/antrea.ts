@@ -116,6 +116,10 @@ export interface AntreaController {
   readonly process: ManagedProcess;
   readonly pid: number;
   readonly healthPort: number;
+  /** performance.now() when its process was spawned. */
+  readonly spawnedAt: number;
+  /** performance.now() when its /readyz (controller-runtime's ping) first answered 200, polled every 50 ms. */
+  readonly readyzAt: number;
   /** klog's output, one line per entry, each with its time. */
   readonly logFile: string;
   logs(lines?: number): string;
@@ -213,6 +217,8 @@ export async function startAntreaController(cp: ControlPlane, role: 'leader' | '
   }));
   const webhooks = await repointWebhooks(cp, manifest, webhookPort);
   const logFile = path.join(cp.dir, `${tag}.log`);
+  const spawnedAt = performance.now();
+  let readyzAt = NaN;
   const proc = startProcess(tag, 'env', [
     `KUBECONFIG=${kubeconfig}`, `POD_NAMESPACE=${namespace}`,
     'unshare', ...mountNamespaceArgs(), '--',
@@ -224,14 +230,15 @@ export async function startAntreaController(cp: ControlPlane, role: 'leader' | '
     await waitFor(`${tag} ready`, async () => {
       if (!proc.isRunning()) throw new Error(`${tag} exited early`);
       const ready = await fetch(`http://127.0.0.1:${String(healthPort)}/readyz`).then((r) => r.ok, () => false);
+      if (ready && Number.isNaN(readyzAt)) readyzAt = performance.now();
       return ready && await webhooksHaveCa(cp, webhooks);
-    }, { timeoutMs: 120_000, intervalMs: 200 });
+    }, { timeoutMs: 120_000, intervalMs: 50 });
   } catch (err) {
     await proc.stop();
     throw new Error(`${(err as Error).message}\n${logs(80)}`, { cause: err });
   }
   return {
-    role, process: proc, pid: proc.pid, healthPort, logFile, logs,
+    role, process: proc, pid: proc.pid, healthPort, spawnedAt, readyzAt, logFile, logs,
     stop: () => proc.stop(),
     kill: () => proc.kill(),
   };
