@@ -225,6 +225,15 @@ async function auditWrites(auditLogPath: string, phases: readonly Phase[], leade
   return out;
 }
 
+/** One restart of the leader: start -> ready, and from the process's spawn where the leader tells (LeaderUnderTest.lastStart). */
+export interface RestartTimes {
+  readonly label: string;
+  readonly readyMs: number;
+  readonly workersMs?: number;
+  readonly spawnToPingMs?: number;
+  readonly spawnToReadyMs?: number;
+}
+
 /** What one fleet run measured; bench/fleet-report.ts prints it. */
 export interface FleetFigures {
   readonly kind: LeaderUnderTest['kind'];
@@ -256,7 +265,7 @@ export interface FleetFigures {
   readonly churnWritesMetric: number | undefined;
   /** The first restart's; every restart's (with the label of the leader started) in `restarts`. */
   readonly restartReadyMs: number;
-  readonly restarts: readonly { readonly label: string; readonly readyMs: number; readonly workersMs?: number; readonly spawnToPingMs?: number; readonly spawnToReadyMs?: number }[];
+  readonly restarts: readonly RestartTimes[];
   /** The first restart's: its start -> every controller working on synced caches (workersStarted). */
   readonly restartWorkersMs: number;
   readonly caughtUp: { afterMs: number; imports: number; exports: number } | undefined;
@@ -532,7 +541,7 @@ export async function runFleet(cp: ControlPlane, leader: LeaderUnderTest, o: Fle
     // until it is ready (and, ours, caught up: every object seen at start reconciled once).
     beginPhase('restart');
     const restartAt = Date.now();
-    const restarts: { label: string; readyMs: number; workersMs?: number; spawnToPingMs?: number; spawnToReadyMs?: number }[] = [];
+    const restarts: RestartTimes[] = [];
     let caughtUp: FleetFigures['caughtUp'];
     for (let i = 0; i < o.restarts; i++) {
       await leader.stop();
