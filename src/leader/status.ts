@@ -165,22 +165,24 @@ export class StatusReconciler {
     let heldBack = false;
     const unwritten = new Map<string, Map<string, UnwrittenVerdict>>();
     const clusterSets = ctx.clusterSets.list(ctx.ns);
-    for (const name of this.#coalescers.keys()) if (!clusterSets.some((cs) => nameOf(cs) === name)) this.#coalescers.delete(name);
+    const names = new Set(clusterSets.map(nameOf));
+    for (const name of this.#coalescers.keys()) if (!names.has(name)) this.#coalescers.delete(name);
     for (const clusterSet of clusterSets) {
+      const name = nameOf(clusterSet);
       // The cache still holds what our last write replaced: its watch event brings another run.
-      const written = this.#writtenOver.get(nameOf(clusterSet));
+      const written = this.#writtenOver.get(name);
       if (behindOwnWrite(clusterSet.metadata?.resourceVersion, written, now, OWN_WRITE_ECHO_GRACE_MS)) {
-        const kept = this.#unwritten.get(nameOf(clusterSet));
-        if (kept !== undefined) unwritten.set(nameOf(clusterSet), kept);
+        const kept = this.#unwritten.get(name);
+        if (kept !== undefined) unwritten.set(name, kept);
         nextExpiry = Math.min(nextExpiry ?? Infinity, (written?.atMs ?? now) + OWN_WRITE_ECHO_GRACE_MS);
         continue;
       }
-      this.#writtenOver.delete(nameOf(clusterSet));
-      const own = announces.filter((a) => a.clusterSetID === nameOf(clusterSet));
+      this.#writtenOver.delete(name);
+      const own = announces.filter((a) => a.clusterSetID === name);
       const verdicts = new Map<string, UnwrittenVerdict>();
-      unwritten.set(nameOf(clusterSet), verdicts);
+      unwritten.set(name, verdicts);
       const shownReady = new Map((clusterSet.status?.clusterStatuses ?? []).map((s) => [s.clusterID ?? '', readyOf(s.conditions)?.status]));
-      const before = this.#unwritten.get(nameOf(clusterSet));
+      const before = this.#unwritten.get(name);
       const members = own.map((a) => withSince(this.#liveness(a, now), shownReady, before, verdicts, now));
       const showing = () => { for (const [i, a] of own.entries()) { const m = members[i]; if (m !== undefined) shown.set(nameOf(a), shownKey(a, m)); } };
       for (const m of members) {
@@ -191,10 +193,10 @@ export class StatusReconciler {
       this.#reportDuplicates(clusterSet, duplicates, duplicatesNow);
       const duplicate = duplicateCondition(duplicates);
       const status = leaderClusterSetStatus(clusterSet, members, now, duplicate === undefined ? [] : [duplicate]);
-      ctx.metrics?.setLeaderMembers(nameOf(clusterSet), status.readyClusters ?? 0, status.totalClusters ?? 0);
-      ctx.metrics?.setLeaderDuplicates(nameOf(clusterSet), duplicates.length);
-      let coalescer = this.#coalescers.get(nameOf(clusterSet));
-      if (coalescer === undefined) this.#coalescers.set(nameOf(clusterSet), coalescer = new StatusCoalescer(this.#bounds));
+      ctx.metrics?.setLeaderMembers(name, status.readyClusters ?? 0, status.totalClusters ?? 0);
+      ctx.metrics?.setLeaderDuplicates(name, duplicates.length);
+      let coalescer = this.#coalescers.get(name);
+      if (coalescer === undefined) this.#coalescers.set(name, coalescer = new StatusCoalescer(this.#bounds));
       if (sameCanonical(clusterSet.status, status)) {
         coalescer.unchanged();
         showing();
@@ -206,20 +208,20 @@ export class StatusReconciler {
         // change is written by the run at its due time, with whatever else is pending then.
         heldBack = true;
         nextExpiry = Math.min(nextExpiry ?? Infinity, decision.dueAtMs);
-        ctx.log.debug('leader ClusterSet status change held back to write a burst at once', { clusterSet: nameOf(clusterSet), writeInMs: decision.dueAtMs - now });
+        ctx.log.debug('leader ClusterSet status change held back to write a burst at once', { clusterSet: name, writeInMs: decision.dueAtMs - now });
         showing();
         continue;
       }
       this.#logTransitions(clusterSet, status.clusterStatuses ?? [], now);
       try {
         await ctx.objects.replaceNamespacedCustomObjectStatus({
-          ...refOf(CLUSTERSET), namespace: ctx.ns, name: nameOf(clusterSet),
+          ...refOf(CLUSTERSET), namespace: ctx.ns, name,
           body: { ...clusterSet, status },
         });
         ctx.metrics?.recordLeaderWrite('clustersets', 'status');
         coalescer.written(now);
         const replaced = clusterSet.metadata?.resourceVersion;
-        if (replaced !== undefined) this.#writtenOver.set(nameOf(clusterSet), { resourceVersion: replaced, atMs: now });
+        if (replaced !== undefined) this.#writtenOver.set(name, { resourceVersion: replaced, atMs: now });
         showing();
       } catch (err) {
         if (isNotFound(err)) continue;
